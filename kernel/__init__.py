@@ -1,0 +1,58 @@
+"""The exactly-once effect kernel: a pure state machine and its reference oracle.
+
+Modules: ``identity`` (effect ids), ``model`` (states, capabilities, timing, leases,
+proposals), ``machine`` (the transition table, ``step``, ``replay``), ``recovery`` (the pure
+recovery decision), ``journal`` (format, hash chain, ``verify``), ``receipts``,
+``invariants`` (K1-K10 over a history) and ``oracle`` (``check`` and ``python -m kernel``).
+No module here touches files, clocks, randomness, threads or sockets.
+"""
+
+from kernel.errors import ConfigError, IllegalTransition, JournalError, KernelError
+from kernel.identity import canonical, effect_id, payload_digest
+from kernel.journal import GENESIS, Chain, Verdict, seal, verify
+from kernel.machine import (
+    TRANSITIONS,
+    Ack,
+    Alert,
+    Append,
+    Authorize,
+    Command,
+    Dispatch,
+    Effect,
+    Effects,
+    Event,
+    LookupAnswer,
+    Propose,
+    Query,
+    Recover,
+    Reply,
+    Send,
+    Surface,
+    Transition,
+    WaitUntil,
+    edges,
+    replay,
+    step,
+)
+from kernel.model import (
+    FINAL_STATES,
+    Capabilities,
+    Executed,
+    Lease,
+    Proposal,
+    State,
+    Timing,
+    stale_premises,
+)
+from kernel.receipts import Receipt, receipt, receipts
+from kernel.recovery import Decision, Lookup, decide
+
+__all__ = [
+    "FINAL_STATES", "GENESIS", "TRANSITIONS", "Ack", "Alert", "Append", "Authorize",
+    "Capabilities", "Chain", "Command", "ConfigError", "Decision", "Dispatch", "Effect",
+    "Effects", "Event", "Executed", "IllegalTransition", "JournalError", "KernelError", "Lease",
+    "Lookup", "LookupAnswer", "Proposal", "Propose", "Query", "Receipt", "Recover", "Reply",
+    "Send", "State", "Surface", "Timing", "Transition", "Verdict", "WaitUntil", "canonical",
+    "decide", "edges", "effect_id", "payload_digest", "receipt", "receipts", "replay", "seal",
+    "stale_premises", "step", "verify",
+]

@@ -1,0 +1,144 @@
+"""Values the kernel reasons about: states, target capabilities, timing, leases, proposals.
+
+Everything here is immutable. Time is an integer (milliseconds in the simulator); the kernel
+never reads a clock, it is told the time inside each event.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from kernel.errors import ConfigError, KernelError
+from kernel.identity import JSON, effect_id, payload_digest
+
+
+class State(StrEnum):
+    PROPOSED = "PROPOSED"
+    AUTHORIZED = "AUTHORIZED"
+    DISPATCHED = "DISPATCHED"
+    COMMITTED = "COMMITTED"
+    REFUSED = "REFUSED"
+    AMBIGUOUS = "AMBIGUOUS"
+
+    @property
+    def final(self) -> bool:
+        return self in FINAL_STATES
+
+
+FINAL_STATES = frozenset({State.COMMITTED, State.REFUSED, State.AMBIGUOUS})
+
+
+class Executed(StrEnum):
+    """What the target is known to have done: confirmed, provably not, or nobody can say."""
+
+    TRUE = "true"
+    FALSE = "false"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True, slots=True)
+class Capabilities:
+    """What a target can do for recovery.
+
+    ``dedupes``: it deduplicates requests by idempotency key for ``dedup_window`` ms after
+    the first application. ``queryable``: it can be asked whether an effect id landed, and a
+    landed effect becomes visible to that lookup within ``lookup_lag`` ms.
+    """
+
+    dedupes: bool
+    queryable: bool
+    dedup_window: int = 0
+    lookup_lag: int = 0
+
+    def __post_init__(self) -> None:
+        if self.dedupes and self.dedup_window <= 0:
+            raise ConfigError("a deduplicating target must declare a positive dedup_window")
+        if self.dedup_window < 0 or self.lookup_lag < 0:
+            raise ConfigError("dedup_window and lookup_lag cannot be negative")
+
+    @property
+    def tier(self) -> int:
+        """1 dedupes (maybe also queryable), 2 queryable only, 3 neither."""
+        return 1 if self.dedupes else 2 if self.queryable else 3
+
+    def as_json(self) -> dict[str, Any]:
+        return {"dedupes": self.dedupes, "queryable": self.queryable,
+                "dedup_window": self.dedup_window, "lookup_lag": self.lookup_lag}
+
+
+@dataclass(frozen=True, slots=True)
+class Timing:
+    """The kernel's own timing knobs, validated against a target's capabilities.
+
+    ``send_timeout``: a send carries deadline = sent_at + send_timeout, after which the
+    target must drop it. ``settle_margin``: after the deadline we also wait this long before
+    trusting a lookup, so it must exceed the target's lookup lag. ``dedup_margin``: a
+    tier-1 resend is only made while its key is surely still remembered, so it must exceed
+    send_timeout + settle_margin.
+    """
+
+    send_timeout: int = 2_000
+    settle_margin: int = 1_000
+    dedup_margin: int = 5_000
+
+    def validate(self, caps: Capabilities) -> None:
+        if self.send_timeout <= 0 or self.settle_margin <= 0:
+            raise ConfigError("send_timeout and settle_margin must be positive")
+        if caps.queryable and self.settle_margin <= caps.lookup_lag:
+            raise ConfigError(
+                f"settle_margin {self.settle_margin} must exceed the target's lookup lag "
+                f"{caps.lookup_lag}, or a 'not found' is not evidence")
+        if caps.dedupes and self.dedup_margin <= self.send_timeout + self.settle_margin:
+            raise ConfigError(
+                f"dedup_margin {self.dedup_margin} must exceed send_timeout + settle_margin "
+                f"= {self.send_timeout + self.settle_margin}")
+        if caps.dedupes and caps.dedup_window <= self.dedup_margin:
+            raise ConfigError(f"dedup_window {caps.dedup_window} must exceed dedup_margin "
+                              f"{self.dedup_margin}")
+
+    def as_json(self) -> dict[str, Any]:
+        return {"send_timeout": self.send_timeout, "settle_margin": self.settle_margin,
+                "dedup_margin": self.dedup_margin}
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """Authority as observed at some moment: the lease id, when it ends, whether revoked."""
+
+    id: str
+    expires_at: int
+    revoked: bool = False
+
+    def live(self, now: int) -> bool:
+        return not self.revoked and now < self.expires_at
+
+
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    """An agent's approved decision, with the facts it relied on and the authority it uses."""
+
+    payload: JSON
+    premises: Mapping[str, JSON]
+    lease: str
+    capabilities: Capabilities
+    timing: Timing = field(default_factory=Timing)
+    key: JSON = None
+    target: str = "target"
+    effect_id: str = field(init=False)
+    payload_digest: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.premises, Mapping):
+            raise KernelError("premises must be a mapping of fact name to expected value")
+        self.timing.validate(self.capabilities)
+        object.__setattr__(self, "effect_id", effect_id(self.payload, self.key))
+        object.__setattr__(self, "payload_digest", payload_digest(self.payload))
+
+
+def stale_premises(premises: Mapping[str, JSON], facts: Mapping[str, JSON]) -> list[str]:
+    """Names of the premises that the observed facts no longer support (sorted)."""
+    missing = object()
+    return sorted(k for k, v in premises.items() if facts.get(k, missing) != v)

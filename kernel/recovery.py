@@ -1,0 +1,80 @@
+"""Recovery as a pure decision: what to do with an effect that was sent and never confirmed.
+
+The order is the design (DESIGN.md section 4), and each step has a reason code:
+
+1. ``claim_in_flight``: until the last send's claim expires (its deadline plus the settle
+   margin), a send of this effect may still land; wait, never race yourself.
+2. A tier-1 effect whose dedup window may have closed before a resend could land
+   (first send + window - dedup margin) loses its tier: it is treated as tier 2 if the target
+   is queryable, else as tier 3 (``dedup_window_expired``).
+3. Queryable: look it up (only an answer asked after the claim expired counts, because a
+   landed effect may stay invisible for the lookup lag). Found: COMMITTED ``found_by_lookup``.
+4. Re-check lease and premises before anything could be sent again. Failing: REFUSED when
+   the lookup proved the effect absent (``lease_dead_at_recovery``,
+   ``premise_stale_at_recovery``), otherwise AMBIGUOUS (cannot resend, cannot confirm).
+5. Resend with the same key (``resend_same_key``) or after a negative lookup
+   (``resend_after_absent``).
+6. Otherwise (tier 3): AMBIGUOUS ``no_dedup_no_lookup``, never resent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from kernel.machine import Effect
+
+Action = Literal["wait", "query", "commit", "refuse", "resend", "ambiguous"]
+
+
+@dataclass(frozen=True, slots=True)
+class Lookup:
+    """A lookup's answer and when it was asked (the time the query left us)."""
+
+    found: bool
+    asked_at: int
+
+    def as_json(self) -> dict[str, Any]:
+        return {"found": self.found, "asked_at": self.asked_at}
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    action: Action
+    reason: str
+    until: int = 0
+
+
+def dedup_open(effect: Effect, now: int) -> bool:
+    """Whether a resend made now would surely still be deduplicated by the target."""
+    caps, timing = effect.proposal.capabilities, effect.proposal.timing
+    if not caps.dedupes or effect.first_sent_at is None:
+        return False
+    return now < effect.first_sent_at + caps.dedup_window - timing.dedup_margin
+
+
+def decide(effect: Effect, now: int, lease_live: bool, premises_hold: bool,
+           lookup: Lookup | None) -> Decision:
+    """The next recovery step for a DISPATCHED effect, given fresh observations."""
+    if now < effect.claim_until:
+        return Decision("wait", "claim_in_flight", effect.claim_until)
+    caps = effect.proposal.capabilities
+    dedupes = dedup_open(effect, now)
+    if caps.queryable and (lookup is None or lookup.asked_at < effect.claim_until):
+        return Decision("query", "lookup_needed")
+    if lookup is not None and lookup.found:
+        return Decision("commit", "found_by_lookup")
+    proven_absent = caps.queryable and lookup is not None
+    if not (lease_live and premises_hold):
+        what = "lease_dead" if not lease_live else "premise_stale"
+        if proven_absent:
+            return Decision("refuse", f"{what}_at_recovery")
+        return Decision("ambiguous", f"{what}_at_recovery_cannot_confirm")
+    if dedupes:
+        return Decision("resend", "resend_same_key")
+    if proven_absent:
+        return Decision("resend", "resend_after_absent")
+    if caps.dedupes:
+        return Decision("ambiguous", "dedup_window_expired_no_lookup")
+    return Decision("ambiguous", "no_dedup_no_lookup")
