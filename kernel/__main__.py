@@ -1,0 +1,95 @@
+"""Command line: ``python -m kernel check JOURNAL.jsonl [--history H.jsonl] [--complete]``.
+
+Prints the verdict and the first divergence in one sentence. Exit status: 0 valid,
+1 invalid, 2 unknown, 254 bad usage (missing file, unreadable history). This module is the
+only part of the package that reads files; the kernel itself stays pure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, NoReturn
+
+from kernel.oracle import check
+
+EXIT = {True: 0, False: 1, "unknown": 2}
+BAD_USAGE = 254
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        sys.exit(BAD_USAGE)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m kernel",
+                     description="The exactly-once kernel's reference oracle.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    c = sub.add_parser("check", help="judge a journal (and optionally a target history)",
+                       description="Verify a journal's hash chain and schema, check that "
+                       "every recorded decision is the reference kernel's, and check the "
+                       "invariants K1-K10. Exit 0 valid, 1 invalid, 2 unknown, 254 bad usage.")
+    c.add_argument("journal", help="the journal file (JSON lines)")
+    c.add_argument("--history", help="the target's record: JSON lines of "
+                   '{"op": "send"|"apply", "effect_id", "ts", ...}')
+    c.add_argument("--complete", action="store_true",
+                   help="recovery ran to the end: every DISPATCHED effect must be final (K9)")
+    c.add_argument("--now", type=int, help="current time; entries later than this are "
+                   "reported as coming from the future")
+    c.add_argument("--json", action="store_true", help="print the verdict as JSON")
+    return parser
+
+
+def _read(path: str, what: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        print(f"python -m kernel: cannot read {what} {path}: {exc}", file=sys.stderr)
+        sys.exit(BAD_USAGE)
+
+
+def _history(path: str) -> list[dict[str, Any]]:
+    records = []
+    for no, line in enumerate(_read(path, "history").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError as exc:
+            print(f"python -m kernel: history line {no}: not valid JSON ({exc})",
+                  file=sys.stderr)
+            sys.exit(BAD_USAGE)
+        if not (isinstance(record, dict) and record.get("op") in ("send", "apply")
+                and isinstance(record.get("effect_id"), str)
+                and type(record.get("ts")) is int):
+            print(f"python -m kernel: history line {no}: expected an object with op "
+                  f"send|apply, effect_id and an integer ts", file=sys.stderr)
+            sys.exit(BAD_USAGE)
+        records.append(record)
+    return records
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    text = _read(args.journal, "journal")
+    history = _history(args.history) if args.history else None
+    verdict = check(text, history, complete=args.complete, now=args.now)
+    if args.json:
+        print(json.dumps(verdict.as_json(), indent=2, sort_keys=True))
+    else:
+        shown = {True: "true", False: "false", "unknown": "unknown"}[verdict.valid]
+        print(f"valid: {shown}")
+        print(verdict.first)
+        for note in verdict.notes:
+            if note != verdict.first:
+                print(f"note: {note}")
+    return EXIT[verdict.valid]
+
+
+if __name__ == "__main__":
+    sys.exit(main())
