@@ -34,7 +34,7 @@ def _plain(value: JSON) -> bool:
     if kind is str or kind is bool or value is None:
         return True
     if kind is int:
-        return -_MAX_SAFE <= value <= _MAX_SAFE
+        return bool(-_MAX_SAFE <= value <= _MAX_SAFE)
     if kind is dict:
         return all(type(k) is str and (k.isascii() or max(k) < "\U00010000") and _plain(v)
                    for k, v in value.items())

@@ -68,6 +68,22 @@ def _present(v: object) -> bool:
     return True
 
 
+def _lookup(v: object) -> bool:
+    return (isinstance(v, dict) and v.keys() == {"found", "asked_at"}
+            and _bool(v["found"]) and _nat(v["asked_at"]))
+
+
+def _lease_check(v: object) -> bool:
+    return (isinstance(v, dict) and _str(v.get("id")) and type(v.get("expires_at")) is int
+            and _bool(v.get("revoked")) and _bool(v.get("live")))
+
+
+def _checks(v: object) -> bool:
+    """The record of a lease and premise check: {lease: {...}, facts: {...}, stale: [...]}."""
+    return (isinstance(v, dict) and _lease_check(v.get("lease")) and _obj(v.get("facts"))
+            and isinstance(v.get("stale"), list) and all(_str(s) for s in v["stale"]))
+
+
 COMMON = {"seq": _nat, "ts": _nat, "kind": _str, "effect_id": _hex64, "prev": _hex64,
           "hash": _hex64}
 # Required fields of each kind (beyond COMMON), with their checks; then optional ones.
@@ -75,14 +91,14 @@ KINDS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "PROPOSED": ({"payload": _present, "payload_digest": _hex64, "key": _present,
                   "premises": _obj, "lease": _str, "target": _str, "capabilities": _obj,
                   "timing": _obj}, {}),
-    "AUTHORIZED": ({"checks": _obj}, {}),
+    "AUTHORIZED": ({"checks": _checks}, {}),
     "DISPATCHED": ({"attempt": _pos, "phase": _one_of("dispatch", "recovery"),
                     "deadline": _nat, "claim_until": _nat, "first_sent_at": _nat,
-                    "checks": _obj}, {"lookup": _obj}),
-    "COMMITTED": ({"via": _one_of("ack", "lookup")}, {"attempt": _pos, "lookup": _obj}),
+                    "checks": _checks}, {"lookup": _lookup}),
+    "COMMITTED": ({"via": _one_of("ack", "lookup")}, {"attempt": _pos, "lookup": _lookup}),
     "REFUSED": ({"reason": _str, "executed": _one_of("false")},
-                {"checks": _obj, "lookup": _obj}),
-    "AMBIGUOUS": ({"reason": _str}, {"checks": _obj, "lookup": _obj}),
+                {"checks": _checks, "lookup": _lookup}),
+    "AMBIGUOUS": ({"reason": _str}, {"checks": _checks, "lookup": _lookup}),
     "REJECTED": ({"reason": _one_of("conflicting_payload"), "payload_digest": _hex64}, {}),
     "LATE": ({"answer": _one_of("ack", "lookup")}, {"attempt": _pos, "found": _bool}),
 }

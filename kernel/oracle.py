@@ -55,7 +55,7 @@ class OracleVerdict:
     def first(self) -> str:
         """The first divergence in one sentence (or a one-line summary when valid)."""
         if self.anomalies:
-            return self.anomalies[0]["explanation"]
+            return str(self.anomalies[0]["explanation"])
         if self.valid == "unknown":
             return self.notes[-1]
         return (f"{self.entries} entries: chain intact, every decision is the reference "

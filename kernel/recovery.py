@@ -9,12 +9,17 @@ The order is the design (DESIGN.md section 4), and each step has a reason code:
    is queryable, else as tier 3 (``dedup_window_expired``).
 3. Queryable: look it up (only an answer asked after the claim expired counts, because a
    landed effect may stay invisible for the lookup lag). Found: COMMITTED ``found_by_lookup``.
-4. Re-check lease and premises before anything could be sent again. Failing: REFUSED when
+4. With neither an open dedup window nor a negative lookup, nothing could make a resend
+   safe (tier 3, or tier 1 past its window without lookup): AMBIGUOUS
+   (``no_dedup_no_lookup``, ``dedup_window_expired_no_lookup``), never resent.
+5. Re-check lease and premises before anything could be sent again. Failing: REFUSED when
    the lookup proved the effect absent (``lease_dead_at_recovery``,
    ``premise_stale_at_recovery``), otherwise AMBIGUOUS (cannot resend, cannot confirm).
-5. Resend with the same key (``resend_same_key``) or after a negative lookup
+6. Resend with the same key (``resend_same_key``) or after a negative lookup
    (``resend_after_absent``).
-6. Otherwise (tier 3): AMBIGUOUS ``no_dedup_no_lookup``, never resent.
+
+Steps 4 and 5 both end AMBIGUOUS when they apply; checking 4 first only gives the more
+fundamental reason.
 """
 
 from __future__ import annotations
@@ -66,15 +71,13 @@ def decide(effect: Effect, now: int, lease_live: bool, premises_hold: bool,
     if lookup is not None and lookup.found:
         return Decision("commit", "found_by_lookup")
     proven_absent = caps.queryable and lookup is not None
+    if not (dedupes or proven_absent):  # no capability left that could make a resend safe
+        expired = caps.dedupes
+        return Decision("ambiguous", "dedup_window_expired_no_lookup" if expired
+                        else "no_dedup_no_lookup")
     if not (lease_live and premises_hold):
         what = "lease_dead" if not lease_live else "premise_stale"
         if proven_absent:
             return Decision("refuse", f"{what}_at_recovery")
         return Decision("ambiguous", f"{what}_at_recovery_cannot_confirm")
-    if dedupes:
-        return Decision("resend", "resend_same_key")
-    if proven_absent:
-        return Decision("resend", "resend_after_absent")
-    if caps.dedupes:
-        return Decision("ambiguous", "dedup_window_expired_no_lookup")
-    return Decision("ambiguous", "no_dedup_no_lookup")
+    return Decision("resend", "resend_same_key" if dedupes else "resend_after_absent")
