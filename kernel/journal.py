@@ -31,6 +31,7 @@ from kernel.identity import canonical
 GENESIS = "0" * 64
 HEX64 = re.compile(r"[0-9a-f]{64}\Z")
 MAX_SAFE_INT = 2**53 - 1
+_LONG_NUMBER = re.compile(r"[:,\[]-?[0-9]{16}")  # a number token that may exceed MAX_SAFE_INT
 
 _any = object  # a field that may hold any JSON value
 
@@ -239,9 +240,9 @@ def parse_line(text: str, line_no: int) -> dict[str, Any]:
         raise JournalError(line_no, f"not valid JSON ({exc})") from None
     if not isinstance(entry, dict):
         raise JournalError(line_no, "an entry must be a JSON object")
+    if _LONG_NUMBER.search(text) and _big_ints(entry):  # json spells these "canonically"
+        raise JournalError(line_no, "integer outside the safe range +-(2^53-1)")
     if not _is_canonical(text, entry):
-        if _big_ints(entry):
-            raise JournalError(line_no, "integer outside the safe range +-(2^53-1)")
         raise JournalError(line_no, "not in RFC 8785 canonical form (key order, spacing, "
                                     "escapes or number spelling)")
     _check_fields(entry, line_no)
