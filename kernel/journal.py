@@ -230,6 +230,8 @@ def _check_nested(entry: dict[str, Any], name: str, fields: dict[str, Any],
     for key, ok in fields.items():
         if key not in inner or not ok(inner[key]):
             raise JournalError(line_no, f"{name}.{key} is missing or has the wrong type")
+    for key in inner.keys() - fields.keys():
+        raise JournalError(line_no, f"{name} has unknown field '{key}'")
 
 
 def parse_line(text: str, line_no: int) -> dict[str, Any]:
