@@ -56,3 +56,7 @@ __all__ = [
     "decide", "edges", "effect_id", "payload_digest", "receipt", "receipts", "replay", "seal",
     "stale_premises", "step", "verify",
 ]
+
+from kernel import invariants, oracle  # noqa: E402  (they build on the names above)
+
+__all__ += ["invariants", "oracle"]

@@ -177,6 +177,16 @@ def check_journal(eid: str, fx: EffectHistory, complete: bool) -> list[Violation
             out.append(Violation("K7", "refused_without_proof",
                                  f"effect {eid[:12]} was REFUSED at recovery without a lookup "
                                  f"proving it absent", (_line(final),)))
+    for late in fx.kinds("LATE"):
+        confirms = late["answer"] == "ack" or late.get("found") is True
+        if final is not None and final["kind"] == "REFUSED" and confirms:
+            out.append(Violation("K7", "refused_but_confirmed",
+                                 f"effect {eid[:12]} was REFUSED as never applied, but the "
+                                 f"target later confirmed it", (_line(final), _line(late))))
+        if final is not None and final["kind"] == "COMMITTED" and not confirms:
+            out.append(Violation("K7", "committed_but_not_found",
+                                 f"effect {eid[:12]} was COMMITTED, but a later lookup did "
+                                 f"not find it", (_line(final), _line(late))))
     if complete and dispatches and final is None:
         out.append(Violation("K9", "unresolved", f"effect {eid[:12]} was DISPATCHED and never "
                              f"reached a final state", (_line(dispatches[-1]),)))
