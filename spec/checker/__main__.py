@@ -1,0 +1,95 @@
+"""Command line: python -m spec.checker SPEC.tla [-config X.cfg] [--json] [--workers N].
+
+Prints TLC-style text (trace, counts) or, with --json, one JSON object on
+stdout. Progress goes to stderr. Exit codes follow TLC: 0 ok, 12 invariant,
+13 property, 11 deadlock, 150 spec/cfg/evaluation error, 254 bad usage.
+"""
+import json
+import os
+import sys
+
+from .check import EXIT_CODES, check
+from .values import show
+
+USAGE = "usage: python -m spec.checker SPEC.tla [-config CFG] [--json] [--workers N]"
+
+
+def parse_args(argv):
+    spec, cfg, as_json, workers = None, None, False, 1
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg in ("-config", "--config"):
+            if i + 1 >= len(argv):
+                raise ValueError("-config needs a file name")
+            cfg = argv[i + 1]
+            i += 1
+        elif arg == "--json":
+            as_json = True
+        elif arg in ("--workers", "-workers"):
+            if i + 1 >= len(argv):
+                raise ValueError("--workers needs a number")
+            value = argv[i + 1]
+            workers = os.cpu_count() or 1 if value == "auto" else int(value)
+            if workers < 1:
+                raise ValueError("--workers must be at least 1")
+            i += 1
+        elif arg.startswith("-"):
+            raise ValueError(f"unknown option {arg}")
+        elif spec is None:
+            spec = arg
+        else:
+            raise ValueError(f"unexpected argument {arg}")
+        i += 1
+    if spec is None:
+        raise ValueError("missing SPEC.tla")
+    return spec, cfg, as_json, workers
+
+
+def print_text(result):
+    if result.result == "error":
+        print(f"Error: {result.error}")
+    elif result.result == "invariant":
+        print(f"Error: Invariant {result.violated} is violated.")
+    elif result.result == "property":
+        print(f"Error: Temporal properties were violated ({result.violated}).")
+    elif result.result == "deadlock":
+        print("Error: Deadlock reached.")
+    if result.trace is not None:
+        print("Error: The behavior up to this point is:")
+        for i, (label, state) in enumerate(result.trace, 1):
+            print(f"State {i}: <{label}>")
+            for name, value in state.items():
+                print(f"/\\ {name} = {show(value)}")
+            print()
+        if result.cycle_back == "stuttering":
+            print("Stuttering")
+        elif result.cycle_back is not None:
+            print(f"Back to state {result.cycle_back}")
+    if result.result == "ok":
+        print("Model checking completed. No error has been found.")
+    if result.result != "error":
+        print(f"{result.states_generated} states generated, {result.distinct_states} distinct "
+              f"states found, 0 states left on queue.")
+        print(f"The depth of the complete state graph search is {result.depth}.")
+    print(f"Finished in {result.seconds:.2f}s")
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        spec, cfg, as_json, workers = parse_args(argv)
+    except ValueError as exc:
+        print(f"Error: {exc}\n{USAGE}", file=sys.stderr)
+        return 254
+    sys.setrecursionlimit(10000)
+    result = check(spec, cfg, progress=True, workers=workers)
+    if as_json:
+        print(json.dumps(result.to_json()))
+    else:
+        print_text(result)
+    return EXIT_CODES[result.result]
+
+
+if __name__ == "__main__":
+    sys.exit(main())

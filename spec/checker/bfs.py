@@ -1,0 +1,269 @@
+"""Breadth-first state exploration with TLC's counting rules.
+
+States are tuples of values; `seen` maps a state's key (the state itself, its
+symmetry representative or its VIEW) to its index in `states`, so hashing
+happens once per successor. `parents` holds each state's predecessor index,
+giving shortest traces. Per TLC: invariants are checked on every new
+successor before the state/action constraints decide whether it is stored;
+a state with no successor at all is a deadlock; depth counts BFS levels
+from 1. With liveness properties the edges are kept for the SCC analysis.
+"""
+import sys
+import time
+from array import array
+
+from .errors import TLAError
+from .values import FnDict, ModelValue, sort_key
+
+PY_ERRORS = (TypeError, KeyError, IndexError, ValueError, ZeroDivisionError, RecursionError,
+             AttributeError, NameError)
+
+
+class Result:
+    """Outcome of a run; `to_json()` gives the CLI's JSON object."""
+
+    def __init__(self):
+        self.result = "ok"
+        self.violated = None
+        self.distinct_states = 0
+        self.states_generated = 0
+        self.depth = 0
+        self.trace = None       # list of (action label, state dict)
+        self.cycle_back = None  # for lassos: "stuttering" or 1-based index
+        self.error = None
+        self.seconds = 0.0
+
+    @property
+    def trace_length(self):
+        return None if self.trace is None else len(self.trace)
+
+    def to_json(self):
+        from .values import show
+        out = {"result": self.result, "violated": self.violated,
+               "distinct_states": self.distinct_states,
+               "states_generated": self.states_generated, "depth": self.depth,
+               "trace_length": self.trace_length, "seconds": round(self.seconds, 3)}
+        if self.error:
+            out["error"] = self.error
+        if self.trace is not None:
+            out["trace"] = [{"action": label, "state": {k: show(v) for k, v in st.items()}}
+                            for label, st in self.trace]
+            if self.cycle_back is not None:
+                out["cycle_back"] = self.cycle_back
+        return out
+
+
+def guarded(fn, *args):
+    try:
+        return fn(*args)
+    except TLAError:
+        raise
+    except PY_ERRORS as exc:
+        raise TLAError(f"evaluation error: {type(exc).__name__}: {exc}") from None
+
+
+def canonicaliser(model):
+    """key(state): the state, its VIEW, and/or its symmetry representative."""
+    view = model.view_fn
+    maps = model.symmetry
+    if not maps and view is None:
+        return None
+
+    def rep(state):
+        if maps:
+            best = None
+            for m in maps:
+                cand = permute(state, m)
+                k = sort_key(cand)
+                if best is None or k < best[0]:
+                    best = (k, cand)
+            state = best[1]
+        return view(state) if view is not None else state
+    return rep
+
+
+def permute(v, m):
+    c = v.__class__
+    if c is ModelValue:
+        return m.get(v, v)
+    if c is tuple:
+        return tuple(permute(e, m) for e in v)
+    if c is frozenset:
+        return frozenset(permute(e, m) for e in v)
+    if c is FnDict:
+        return FnDict({permute(k, m): permute(x, m) for k, x in v.d.items()})
+    return v
+
+
+class Explorer:
+    def __init__(self, model, keep_edges=False, progress=None):
+        self.model = model
+        self.keep_edges = keep_edges
+        self.progress = progress
+        self.seen = {}
+        self.states = []
+        self.parents = array("q")
+        self.depth = 0
+        self.edges = [] if keep_edges else None
+        self.generated = 0
+        self.key = canonicaliser(model)
+
+    def first_bad_invariant(self, state):
+        for name, inv in self.model.invariants:
+            ok = guarded(inv, state)
+            if ok is not True:
+                if ok is not False:
+                    raise TLAError(f"invariant {name} is not a boolean")
+                return name
+        return None
+
+    def in_model(self, parent, state):
+        m = self.model
+        for c in m.constraints:
+            if guarded(c, state) is not True:
+                return False
+        if parent is not None:
+            for a in m.action_constraints:
+                if guarded(a, parent, state) is not True:
+                    return False
+        return True
+
+    def run(self):
+        """Explore; returns ("ok"|"invariant"|"deadlock", name, bad_index, extra_state)."""
+        m = self.model
+        inits = []
+        guarded(m.init_fn, None, inits.append)
+        self.generated += len(inits)
+        for t in inits:
+            bad = self.first_bad_invariant(t)
+            if bad:
+                return ("invariant", bad, None, t)
+            if not self.in_model(None, t):
+                continue
+            self.add(t, -1)
+        return self.loop()
+
+    def add(self, t, parent):
+        k = t if self.key is None else guarded(self.key, t)
+        n = len(self.states)
+        if self.seen.setdefault(k, n) != n:
+            return False
+        self.states.append(t)
+        self.parents.append(parent)
+        if self.keep_edges:
+            self.edges.append(None)
+        return True
+
+    def loop(self):
+        m = self.model
+        next_fn = m.next_fn
+        invs = m.invariants
+        key = self.key
+        seen = self.seen
+        states = self.states
+        parents = self.parents
+        constrained = bool(m.constraints or m.action_constraints)
+        deadlock = m.check_deadlock
+        keep = self.keep_edges
+        level = m.compiler.tlc_level
+        idx = 0
+        next_level_at = len(states)
+        depth = 1 if states else 0
+        self.depth = depth
+        last = time.monotonic()
+        succ = []
+        emit = succ.append
+        while idx < len(states):
+            if idx == next_level_at:
+                next_level_at = len(states)
+                depth += 1
+                self.depth = depth
+            s = states[idx]
+            level[0] = depth
+            del succ[:]
+            try:
+                next_fn(s, emit)
+            except TLAError:
+                raise
+            except PY_ERRORS as exc:
+                raise TLAError(f"evaluation error in the next-state relation: "
+                               f"{type(exc).__name__}: {exc}") from None
+            self.generated += len(succ)
+            if not succ and deadlock:
+                return ("deadlock", None, idx, None)
+            out_edges = [] if keep else None
+            for t in succ:
+                if constrained and not self.in_model(s, t):
+                    bad = self.first_bad_invariant(t)
+                    if bad:
+                        return ("invariant", bad, idx, t)
+                    continue
+                k = t if key is None else key(t)
+                n = len(states)
+                got = seen.setdefault(k, n)
+                if keep:
+                    out_edges.append(got)
+                if got != n:
+                    continue
+                for name, inv in invs:
+                    try:
+                        ok = inv(t)
+                    except PY_ERRORS as exc:
+                        raise TLAError(f"evaluation error in invariant {name}: "
+                                       f"{type(exc).__name__}: {exc}") from None
+                    if ok is not True:
+                        if ok is not False:
+                            raise TLAError(f"invariant {name} evaluated to a non-boolean")
+                        states.append(t)
+                        parents.append(idx)
+                        return ("invariant", name, len(states) - 1, None)
+                states.append(t)
+                parents.append(idx)
+                if keep:
+                    self.edges.append(None)
+            if keep:
+                self.edges[idx] = out_edges
+            idx += 1
+            if self.progress and idx & 4095 == 0:
+                now = time.monotonic()
+                if now - last > 3:
+                    last = now
+                    self.progress(self.generated, len(states), depth, len(states) - idx)
+        self.depth = depth
+        return ("ok", None, None, None)
+
+    def path_to(self, idx):
+        path = []
+        while idx >= 0:
+            path.append(idx)
+            idx = self.parents[idx]
+        return path[::-1]
+
+
+def label_step(model, s, t, key):
+    """The action label of a step s -> t (first matching successor)."""
+    found = []
+
+    def emit(state, label):
+        if not found and (state == t or (key is not None and key(state) == key(t))):
+            found.append(label)
+    try:
+        model.next_labeled(s, emit)
+    except (TLAError,) + PY_ERRORS:
+        return "Next"
+    return found[0] if found else "Next"
+
+
+def build_trace(model, states, key):
+    trace = []
+    prev = None
+    for st in states:
+        label = "Initial predicate" if prev is None else label_step(model, prev, st, key)
+        trace.append((label, dict(zip(model.var_names, st))))
+        prev = st
+    return trace
+
+
+def print_progress(generated, distinct, depth, queue):
+    print(f"Progress({depth}): {generated} states generated, {distinct} distinct states found, "
+          f"{queue} states left on queue.", file=sys.stderr, flush=True)

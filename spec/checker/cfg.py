@@ -1,0 +1,190 @@
+"""Parser for TLC .cfg files.
+
+Tokenises the file (comments `\\*` and `(* *)` dropped), then reads sections
+keyed by TLC's keywords. Constant right-hand sides are integers, strings,
+booleans, model values (bare identifiers) and nested sets of these; `c <- op`
+records a substitution by an operator of the root module.
+"""
+import re
+
+from .errors import TLAError
+from .values import ModelValue
+
+TOKEN = re.compile(r'\s+|\\\*[^\n]*|\(\*.*?\*\)|"(?:[^"\\]|\\.)*"|<-|-?\d+|[A-Za-z_][A-Za-z0-9_!]*'
+                   r"|[{}(),=\[\]]|.", re.S)
+
+KEYWORDS = {
+    "CONSTANT": "constants", "CONSTANTS": "constants", "INIT": "init", "NEXT": "next",
+    "SPECIFICATION": "spec", "INVARIANT": "invariants", "INVARIANTS": "invariants",
+    "PROPERTY": "properties", "PROPERTIES": "properties", "CONSTRAINT": "constraints",
+    "CONSTRAINTS": "constraints", "ACTION_CONSTRAINT": "action_constraints",
+    "ACTION_CONSTRAINTS": "action_constraints", "SYMMETRY": "symmetry", "VIEW": "view",
+    "CHECK_DEADLOCK": "check_deadlock", "ALIAS": "alias", "POSTCONDITION": "postcondition",
+    "POSTCONDITIONS": "postcondition",
+}
+
+
+class Config:
+    def __init__(self):
+        self.constants = {}      # name -> value
+        self.substitutions = {}  # name -> operator name
+        self.init = None
+        self.next = None
+        self.spec = None
+        self.invariants = []
+        self.properties = []
+        self.constraints = []
+        self.action_constraints = []
+        self.symmetry = None
+        self.view = None
+        self.check_deadlock = True
+        self.alias = None
+        self.positions = {}      # name -> (path, line, col) of its mention
+
+
+def tokenize(text, path):
+    out = []
+    line, col_start = 1, 0
+    for m in TOKEN.finditer(text):
+        tok = m.group(0)
+        where = (path, line, m.start() - col_start + 1)
+        newlines = tok.count("\n")
+        if newlines:
+            line += newlines
+            col_start = m.start() + tok.rindex("\n") + 1
+        if tok.isspace() or tok.startswith("\\*") or tok.startswith("(*"):
+            continue
+        out.append((tok, where))
+    return out
+
+
+class CfgParser:
+    def __init__(self, text, path):
+        self.toks = tokenize(text, path)
+        self.i = 0
+        self.path = path
+        self.cfg = Config()
+
+    def peek(self):
+        return self.toks[self.i][0] if self.i < len(self.toks) else None
+
+    def where(self):
+        if self.i < len(self.toks):
+            return self.toks[self.i][1]
+        return (self.path, 0, 0)
+
+    def take(self):
+        tok = self.toks[self.i]
+        self.i += 1
+        return tok
+
+    def parse(self):
+        while self.peek() is not None:
+            tok, where = self.take()
+            section = KEYWORDS.get(tok)
+            if section is None:
+                raise TLAError(f"unexpected {tok!r} in the configuration file", where)
+            getattr(self, "section_" + section)(section)
+        return self.cfg
+
+    def names(self):
+        out = []
+        while self.peek() is not None and self.peek() not in KEYWORDS:
+            tok, where = self.take()
+            if not re.match(r"[A-Za-z_]", tok):
+                raise TLAError(f"expected a name, got {tok!r}", where)
+            self.cfg.positions.setdefault(tok, where)
+            out.append(tok)
+        return out
+
+    def one_name(self, section):
+        found = self.names()
+        if len(found) != 1:
+            raise TLAError(f"{section.upper()} expects one name", self.where())
+        return found[0]
+
+    def section_constants(self, _):
+        while self.peek() is not None and self.peek() not in KEYWORDS:
+            name, where = self.take()
+            self.cfg.positions.setdefault(name, where)
+            op, owhere = self.take() if self.peek() else (None, where)
+            if op == "=":
+                self.cfg.constants[name] = self.value()
+            elif op == "<-":
+                target, twhere = self.take()
+                self.cfg.positions.setdefault(target, twhere)
+                self.cfg.substitutions[name] = target
+            else:
+                raise TLAError(f"expected = or <- after constant {name}", owhere)
+
+    def value(self):
+        if self.peek() is None:
+            raise TLAError("missing constant value", self.where())
+        tok, where = self.take()
+        if tok == "{":
+            items = []
+            while self.peek() != "}":
+                items.append(self.value())
+                if self.peek() == ",":
+                    self.take()
+                elif self.peek() != "}":
+                    raise TLAError("expected , or } in a set", self.where())
+            self.take()
+            return frozenset(items)
+        if re.fullmatch(r"-?\d+", tok):
+            return int(tok)
+        if tok.startswith('"'):
+            return tok[1:-1].replace('\\"', '"').replace("\\\\", "\\")
+        if tok in ("TRUE", "FALSE"):
+            return tok == "TRUE"
+        if re.match(r"[A-Za-z_]", tok):
+            return ModelValue(tok)
+        raise TLAError(f"unsupported constant value {tok!r}", where)
+
+    def section_init(self, s):
+        self.cfg.init = self.one_name(s)
+
+    def section_next(self, s):
+        self.cfg.next = self.one_name(s)
+
+    def section_spec(self, s):
+        self.cfg.spec = self.one_name(s)
+
+    def section_invariants(self, _):
+        self.cfg.invariants += self.names()
+
+    def section_properties(self, _):
+        self.cfg.properties += self.names()
+
+    def section_constraints(self, _):
+        self.cfg.constraints += self.names()
+
+    def section_action_constraints(self, _):
+        self.cfg.action_constraints += self.names()
+
+    def section_symmetry(self, s):
+        self.cfg.symmetry = self.one_name(s)
+
+    def section_view(self, s):
+        self.cfg.view = self.one_name(s)
+
+    def section_alias(self, s):
+        self.cfg.alias = self.one_name(s)
+
+    def section_postcondition(self, _):
+        self.names()
+
+    def section_check_deadlock(self, _):
+        tok, where = self.take()
+        if tok not in ("TRUE", "FALSE"):
+            raise TLAError("CHECK_DEADLOCK expects TRUE or FALSE", where)
+        self.cfg.check_deadlock = tok == "TRUE"
+
+
+def parse_cfg(path):
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except OSError as exc:
+        raise TLAError(f"cannot read {path}: {exc.strerror}") from None
+    return CfgParser(text, path).parse()

@@ -1,0 +1,60 @@
+"""Run a whole check: load the model, explore, check properties, fill a Result.
+
+`check()` never raises for problems in the spec or cfg: they become a Result
+with result "error" and a one-line message with a position when known.
+"""
+import time
+
+from .bfs import Explorer, Result, build_trace, print_progress
+from .errors import TLAError
+
+EXIT_CODES = {"ok": 0, "invariant": 12, "property": 13, "deadlock": 11, "error": 150}
+
+
+def load(spec_path, cfg_path=None):
+    from .model import Model
+    if cfg_path is None:
+        cfg_path = spec_path[:-4] + ".cfg" if spec_path.endswith(".tla") else spec_path + ".cfg"
+    return Model(spec_path, cfg_path)
+
+
+def check(spec_path, cfg_path=None, progress=False, workers=1):
+    """Model-check spec_path under cfg_path; returns a Result."""
+    started = time.monotonic()
+    result = Result()
+    try:
+        model = load(spec_path, cfg_path)
+        run_model(model, result, progress, workers)
+    except TLAError as exc:
+        result.result = "error"
+        result.error = str(exc)
+    except RecursionError:
+        result.result = "error"
+        result.error = "evaluation error: recursion too deep"
+    result.seconds = time.monotonic() - started
+    return result
+
+
+def run_model(model, result, progress=False, workers=1):
+    from .liveness import PropertyChecker
+    props = PropertyChecker(model)
+    if workers > 1 and not props.needs_graph and not model.symmetry and model.view_fn is None:
+        from .parallel import run_parallel
+        if run_parallel(model, result, workers, progress):
+            return
+    explorer = Explorer(model, keep_edges=props.needs_graph,
+                        progress=print_progress if progress else None)
+    outcome, name, idx, extra = explorer.run()
+    result.states_generated = explorer.generated
+    result.distinct_states = len(explorer.states)
+    result.depth = explorer.depth
+    if outcome != "ok":
+        path = explorer.path_to(idx) if idx is not None else []
+        states = [explorer.states[i] for i in path]
+        if extra is not None:
+            states.append(extra)
+        result.result = outcome
+        result.violated = name
+        result.trace = build_trace(model, states, explorer.key)
+        return
+    props.check(explorer, result)

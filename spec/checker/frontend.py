@@ -1,0 +1,203 @@
+"""Front end: read .tla modules, parse them with the `tla` package, load EXTENDS.
+
+The text is normalised first (tabs expanded, `\\forall`/`\\exists` spelled as
+`\\A`/`\\E`), then parsed; the parser's diagnostics (printed on stdout) are
+captured and turned into a TLAError with a 1-based line and column. After
+parsing, infix operators whose precedence ranges overlap without parentheses
+(`a + b % c`) are rejected as SANY does. A Module records its constants,
+variables, definitions, instances and assumptions; user modules named in
+EXTENDS/INSTANCE are looked up beside the root spec.
+"""
+import contextlib
+import io
+import os
+import re
+
+import tla
+from tla import _langdef
+
+from .errors import TLAError
+
+STANDARD_MODULES = {"Naturals", "Integers", "Sequences", "FiniteSets", "TLC", "Bags",
+                    "Reals", "TLCExt", "SequencesExt", "FiniteSetsExt"}
+
+SYNONYMS = {"\\land": "/\\", "\\lor": "\\/", "\\lnot": "~", "\\neg": "~", "\\union": "\\cup",
+            "\\intersect": "\\cap", "\\geq": ">=", "\\leq": "<=", "=<": "<=", "\\neq": "#",
+            "/=": "#", "\\equiv": "<=>", "\\times": "\\X", "\\circ": "\\o"}
+
+
+def canonical_op(op):
+    return SYNONYMS.get(op, op)
+
+
+def normalise(text):
+    text = text.expandtabs(8)
+    text = re.sub(r"\\forall\b", lambda m: "\\A" + " " * 5, text)
+    text = re.sub(r"\\exists\b", lambda m: "\\E" + " " * 5, text)
+    return text
+
+
+def pos(node, path):
+    start = getattr(node, "start", None)
+    if start is None or start.line is None:
+        return (path, 0, 0)
+    return (path, start.line + 1, start.column + 1)
+
+
+def parse_module_text(text, path):
+    text = normalise(text)
+    buf = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(buf):
+            tree = tla.parse(text)
+    except Exception as exc:  # the parser raises bare ValueErrors
+        raise TLAError(f"syntax error: {describe_parse_error(buf.getvalue(), exc)}",
+                       parse_error_position(buf.getvalue(), path)) from None
+    if tree is None:
+        raise TLAError("syntax error: no module found", (path, 1, 1))
+    check_precedence(tree, path)
+    return tree
+
+
+def describe_parse_error(out, exc):
+    m = re.search(r"Next symbol in input:\s*Result\(symbol='([^']*)', value='((?:[^'\\]|\\.)*)'",
+                  out)
+    if m:
+        return f"unexpected {m.group(2)!r}"
+    return str(exc) or "cannot parse"
+
+
+def parse_error_position(out, path):
+    m = re.search(r"Next symbol in input:\s*Result\(.*?line=(\d+), column=(\d+)", out, re.S)
+    if not m:
+        m = re.search(r"line=(\d+), column=(\d+)", out)
+    if not m:
+        return (path, 0, 0)
+    return (path, int(m.group(1)) + 1, int(m.group(2)) + 1)
+
+
+PRECEDENCE = {canonical_op(op): rng for op, rng in _langdef.LEXEME_PRECEDENCE.items()
+              if isinstance(rng, tuple) and len(rng) == 2}
+PRECEDENCE.update({"\\o": (13, 13), "\\X": (10, 13), "\\div": (13, 13), "%": (10, 11),
+                   "..": (9, 9), "\\cup": (8, 8), "\\cap": (8, 8), "\\": (8, 8)})
+ASSOCIATIVE = {"+", "*", "\\cup", "\\cap", "/\\", "\\/", "\\o", "@@", "\\X"}
+
+
+def check_precedence(tree, path):
+    """Reject unparenthesised infix chains whose precedence ranges overlap."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+            continue
+        if not (isinstance(node, tuple) and hasattr(node, "symbol")):
+            if isinstance(node, tuple):
+                stack.extend(node)
+            continue
+        if type(node).__name__ == "OperatorApplication" and node.arguments and \
+                len(node.arguments) == 2 and not node.nonfix:
+            check_pair(node, path)
+        for field in node._fields:
+            value = getattr(node, field)
+            if isinstance(value, (list, tuple)):
+                stack.append(value)
+
+
+def check_pair(node, path):
+    op = canonical_op(node.operator)
+    outer = PRECEDENCE.get(op)
+    if outer is None:
+        return
+    for child in node.arguments:
+        if type(child).__name__ != "OperatorApplication" or not child.arguments:
+            continue
+        if len(child.arguments) != 2 or child.nonfix:
+            continue
+        cop = canonical_op(child.operator)
+        inner = PRECEDENCE.get(cop)
+        if inner is None or (cop == op and op in ASSOCIATIVE):
+            continue
+        if cop == op and op in ("/\\", "\\/"):
+            continue
+        if inner[0] <= outer[1] and outer[0] <= inner[1]:
+            raise TLAError(f"precedence conflict between {op} and {cop}; add parentheses",
+                           pos(child, path))
+
+
+class Module:
+    """One parsed module: declarations and definitions in source order."""
+
+    def __init__(self, name, path, tree):
+        self.name = name
+        self.path = path
+        self.tree = tree
+        self.extends = [e.operator for e in (tree.extendees or [])]
+        self.constants = []   # (name, arity, node)
+        self.variables = []   # (name, node)
+        self.defs = {}        # name -> definition node
+        self.recursive = set()
+        self.assumes = []     # expression nodes
+        self.instances = []   # unnamed INSTANCE nodes
+        for unit in tree.units or []:
+            self.add_unit(unit)
+
+    def add_unit(self, unit):
+        kind = type(unit).__name__
+        if kind == "Constants":
+            for n in unit.names:
+                name = n.operator if hasattr(n, "operator") else n.name
+                arity = len(n.arguments) if getattr(n, "arguments", None) else 0
+                self.constants.append((name, arity, n))
+        elif kind == "Variables":
+            for n in unit.names:
+                self.variables.append((n.operator, n))
+        elif kind == "OperatorDefinition":
+            self.defs[unit.name] = unit
+        elif kind == "RecursiveOperators":
+            for n in unit.names:
+                self.recursive.add(n.operator)
+        elif kind == "Axiom":
+            if unit.axiom_keyword in ("ASSUME", "ASSUMPTION"):
+                self.assumes.append(unit.expression)
+        elif kind == "Instance":
+            self.instances.append(unit)
+        elif kind in ("Theorem", "Module"):
+            pass
+
+
+class Loader:
+    """Parses the root module and every user module it extends or instantiates."""
+
+    def __init__(self, root_path):
+        self.folder = os.path.dirname(os.path.abspath(root_path))
+        self.modules = {}
+        name = os.path.splitext(os.path.basename(root_path))[0]
+        self.root = self.load_file(root_path, name)
+
+    def load_file(self, path, name):
+        try:
+            with open(path, encoding="utf-8") as fh:
+                text = fh.read()
+        except OSError as exc:
+            raise TLAError(f"cannot read {path}: {exc.strerror}") from None
+        tree = parse_module_text(text, path)
+        if tree.name != name:
+            raise TLAError(f"module name {tree.name} does not match the file name {name}",
+                           (path, 1, 1))
+        module = Module(name, path, tree)
+        self.modules[name] = module
+        for dep in module.extends:
+            self.get(dep, pos(tree, path))
+        return module
+
+    def get(self, name, where=None):
+        if name in STANDARD_MODULES:
+            return None
+        if name in self.modules:
+            return self.modules[name]
+        path = os.path.join(self.folder, name + ".tla")
+        if not os.path.exists(path):
+            raise TLAError(f"cannot find module {name} (looked for {path})", where)
+        self.modules[name] = None  # guards against cycles
+        return self.load_file(path, name)

@@ -1,0 +1,324 @@
+"""Load a spec and its cfg into a Model: compiled init, next, invariants, etc.
+
+The root module's scope is built with constants bound from the cfg (values,
+model values or `<-` substitutions). The behaviour spec comes from INIT/NEXT
+or from SPECIFICATION, whose formula is split into an initial predicate,
+`[][Next]_vars` and WF_/SF_ fairness conjuncts (also under `\\A x \\in S`).
+Every cfg name is checked to exist; ASSUMEs are evaluated.
+"""
+from tla import _ast as tla_ast
+
+from .cfg import parse_cfg
+from .compiler import Compiler, NeedsState, name_of
+from .errors import TLAError
+from .frontend import Loader, canonical_op, pos
+from .scope import ArgB, ConstB, DefB, VarB, build_scope, flatten_modules
+from .values import FnDict, ModelValue, enum, show
+
+
+def ref_node(name):
+    return tla_ast.OperatorApplication(operator=name, arguments=None)
+
+
+class Fairness:
+    def __init__(self, kind, action, subscript, env, label):
+        self.kind = kind          # "WF" | "SF"
+        self.action = action      # node
+        self.subscript = subscript
+        self.env = env
+        self.label = label
+
+
+class Model:
+    """A compiled model; see spec.checker's docstring for the public API."""
+
+    def __init__(self, spec_path, cfg_path):
+        self.spec_path = spec_path
+        self.loader = Loader(spec_path)
+        self.root = self.loader.root
+        self.cfg = parse_cfg(cfg_path)
+        self.cfg_path = cfg_path
+        self.var_names = []
+        self.compiler = Compiler(self.var_names)
+        self.env = build_scope(self.loader, self.root, self.bind_decl)
+        self.apply_cfg_overrides()
+        self.check_assumptions()
+        self.fairness = []
+        self.init_nodes = []
+        self.next_node = None
+        self.vars_node = None
+        self.read_behaviour()
+        self.compile_units()
+
+    # --- scope ------------------------------------------------------------
+    def bind_decl(self, name, kind, where, index):
+        if kind == "variable":
+            self.var_names.append(name)
+            return VarB(index, name)
+        if name in self.cfg.constants:
+            value = self.cfg.constants[name]
+            return ConstB(self.compiler.inject(value, name))
+        if name in self.cfg.substitutions:
+            return ArgB(ref_node(self.cfg.substitutions[name]), self.root_env_proxy())
+        path, node = where
+        raise TLAError(f"The constant {name} is not assigned a value in the configuration file",
+                       pos(node, path))
+
+    def root_env_proxy(self):
+        if not hasattr(self, "_env_proxy"):
+            self._env_proxy = {}
+        return self._env_proxy
+
+    def apply_cfg_overrides(self):
+        proxy = self.root_env_proxy()
+        proxy.update(self.env)
+        for name, target in self.cfg.substitutions.items():
+            if target not in self.env:
+                raise TLAError(f"the configuration substitutes {name} <- {target}, but {target} "
+                               f"is not defined", self.cfg.positions.get(target))
+            if name not in self.env:
+                raise TLAError(f"the configuration substitutes {name}, which is not declared",
+                               self.cfg.positions.get(name))
+            if isinstance(self.env[name], DefB):
+                self.env[name] = ArgB(ref_node(target), proxy)
+        for name, value in self.cfg.constants.items():
+            if name not in self.env:
+                raise TLAError(f"the configuration assigns {name}, which is not declared in "
+                               f"the spec", self.cfg.positions.get(name))
+            if isinstance(self.env[name], DefB):
+                self.env[name] = ConstB(self.compiler.inject(value, name))
+        proxy.update(self.env)
+
+    def definition(self, name, what):
+        b = self.env.get(name)
+        if b is None:
+            raise TLAError(f"the configuration names {what} {name}, which is not defined in "
+                           f"the spec", self.cfg.positions.get(name))
+        if isinstance(b, DefB) and b.params:
+            raise TLAError(f"{what} {name} must not take arguments", self.cfg.positions.get(name))
+        return b
+
+    def check_assumptions(self):
+        for mod in flatten_modules(self.loader, self.root):
+            env = dict(self.env, **{" path": mod.path})
+            for expr in mod.assumes:
+                try:
+                    value = self.compiler.constant_value(expr, env)
+                except NeedsState:
+                    raise TLAError("ASSUME refers to a variable (level error)",
+                                   pos(expr, mod.path)) from None
+                except TLAError as exc:
+                    if exc.where is None:
+                        exc.where = pos(expr, mod.path)
+                    raise
+                if value is not True:
+                    raise TLAError("Assumption is false", pos(expr, mod.path))
+
+    # --- behaviour spec ---------------------------------------------------------
+    def read_behaviour(self):
+        cfg = self.cfg
+        if cfg.spec:
+            self.definition(cfg.spec, "SPECIFICATION")
+            self.split_spec(ref_node(cfg.spec), self.env)
+            if self.next_node is None:
+                raise TLAError(f"SPECIFICATION {cfg.spec} has no [][Next]_vars conjunct",
+                               cfg.positions.get(cfg.spec))
+        else:
+            if not cfg.init or not cfg.next:
+                raise TLAError("the configuration needs INIT and NEXT, or SPECIFICATION")
+            self.definition(cfg.init, "INIT")
+            self.definition(cfg.next, "NEXT")
+            self.init_nodes = [(ref_node(cfg.init), self.env)]
+            self.next_node = (ref_node(cfg.next), self.env)
+
+    def split_spec(self, node, env):
+        kind = name_of(node)
+        if kind == "Parentheses":
+            return self.split_spec(node.expression, env)
+        if kind == "VerticalList" and node.operator == "/\\":
+            for item in node.arguments:
+                self.split_spec(item.expression, env)
+            return
+        if kind == "Fairness":
+            label = fairness_label(node)
+            self.fairness.append(Fairness(node.operator[:2], node.action, node.subscript, env,
+                                          label))
+            return
+        if kind == "OperatorApplication":
+            op = canonical_op(node.operator)
+            if op == "/\\" and node.arguments and len(node.arguments) == 2:
+                for a in node.arguments:
+                    self.split_spec(a, env)
+                return
+            if op == "[]" and name_of(node.arguments[0]) == "SubscriptedAction":
+                sub = node.arguments[0]
+                self.next_node = (sub.action, env)
+                self.vars_node = (sub.subscript, env)
+                return
+            if not node.arguments:
+                b = env.get(node.operator)
+                if isinstance(b, DefB) and not b.params and is_temporal(b.node.definiens, b.env):
+                    return self.split_spec(b.node.definiens, b.env)
+        if kind == "Quantification" and node.quantifier == "\\A":
+            return self.split_forall(node, env)
+        if is_temporal(node, env):
+            raise TLAError("unsupported conjunct in SPECIFICATION (expected Init, "
+                           "[][Next]_vars and WF_/SF_ fairness)", pos(node, env[" path"]))
+        self.init_nodes.append((node, env))
+
+    def split_forall(self, node, env):
+        for value_env in expand_forall(self.compiler, node, env):
+            self.split_spec(node.predicate, value_env)
+
+    # --- compilation ----------------------------------------------------------
+    def compile_units(self):
+        c = self.compiler
+        cfg = self.cfg
+        self.init_fn = self.compile_init()
+        next_node, next_env = self.next_node
+        self.next_fn = c.action_function(next_node, next_env, "action")
+        self.next_labeled = c.action_function(next_node, next_env, "action", labels=True)
+        self.invariants = []
+        for name in cfg.invariants:
+            self.definition(name, "INVARIANT")
+            self.invariants.append((name, c.state_function(ref_node(name), self.env, name)))
+        self.constraints = [c.state_function(ref_node(n), self.env, n)
+                            for n in cfg.constraints if self.definition(n, "CONSTRAINT")]
+        self.action_constraints = [
+            c.transition_function(ref_node(n), self.env)
+            for n in cfg.action_constraints if self.definition(n, "ACTION_CONSTRAINT")]
+        self.view_fn = None
+        if cfg.view:
+            self.definition(cfg.view, "VIEW")
+            self.view_fn = c.state_function(ref_node(cfg.view), self.env, cfg.view)
+        self.symmetry = []
+        if cfg.symmetry:
+            self.definition(cfg.symmetry, "SYMMETRY")
+            self.symmetry = self.symmetry_maps(cfg.symmetry)
+        for name in cfg.properties:
+            self.definition(name, "PROPERTY")
+        self.check_deadlock = cfg.check_deadlock
+
+    def compile_init(self):
+        fns = []
+        # Init conjuncts are compiled as one action in "init" mode.
+        node = conjunction([n for n, _ in self.init_nodes])
+        envs = {id(e) for _, e in self.init_nodes}
+        if len(envs) == 1:
+            fns.append(self.compiler.action_function(node, self.init_nodes[0][1], "init",
+                                                     what="init"))
+            return fns[0]
+        first = self.compiler.action_function(self.init_nodes[0][0], self.init_nodes[0][1],
+                                              "init", what="init")
+        rest = [self.compiler.state_function(n, e) for n, e in self.init_nodes[1:]]
+
+        def init(s, emit):
+            first(None, lambda t: emit(t) if all(f(t) for f in rest) else None)
+        return init
+
+    def symmetry_maps(self, name):
+        try:
+            perms = self.compiler.constant_value(ref_node(name), self.env)
+        except NeedsState:
+            raise TLAError("SYMMETRY must be a constant set of permutations",
+                           self.cfg.positions.get(name)) from None
+        maps = []
+        for p in enum(perms):
+            if p.__class__ is not FnDict:
+                raise TLAError(f"SYMMETRY element {show(p)} is not a permutation of model values")
+            if not all(isinstance(k, ModelValue) for k in p.d):
+                raise TLAError("SYMMETRY must permute model values")
+            maps.append(dict(p.d))
+        return maps
+
+    # --- helpers for other modules ------------------------------------------
+    def state_fn(self, node, env):
+        return self.compiler.state_function(node, env)
+
+    def action_fn(self, node, env, labels=False):
+        return self.compiler.action_function(node, env, "action", labels=labels)
+
+
+def conjunction(nodes):
+    if len(nodes) == 1:
+        return nodes[0]
+    node = nodes[0]
+    for other in nodes[1:]:
+        node = tla_ast.OperatorApplication(operator="/\\", arguments=[node, other])
+    return node
+
+
+def fairness_label(node):
+    action = node.action
+    while name_of(action) == "Parentheses":
+        action = action.expression
+    if name_of(action) == "OperatorApplication":
+        return f"{node.operator}({action.operator})"
+    return node.operator
+
+
+TEMPORAL_OPS = {"[]", "<>", "~>", "-+->"}
+
+
+def is_temporal(node, env, depth=0):
+    """Whether node (through zero-arity definitions) uses temporal operators."""
+    if depth > 30:
+        return False
+    kind = name_of(node)
+    if kind == "Fairness":
+        return True
+    if kind == "OperatorApplication":
+        if canonical_op(node.operator) in TEMPORAL_OPS:
+            return True
+        if not node.arguments:
+            b = env.get(node.operator)
+            if isinstance(b, DefB) and not b.params:
+                return is_temporal(b.node.definiens, b.env, depth + 1)
+            if isinstance(b, ArgB):
+                return is_temporal(b.node, b.env, depth + 1)
+            return False
+    for field in getattr(node, "_fields", ()):
+        if field in ("symbol", "start", "end"):
+            continue
+        value = getattr(node, field)
+        items = value if isinstance(value, list) else [value]
+        for item in items:
+            if hasattr(item, "_fields") and hasattr(item, "symbol"):
+                if is_temporal(item, env, depth + 1):
+                    return True
+            elif isinstance(item, tuple):
+                for sub in item:
+                    if hasattr(sub, "symbol") and is_temporal(sub, env, depth + 1):
+                        return True
+    return False
+
+
+def expand_forall(compiler, node, env):
+    """Environments binding the variables of `\\A x \\in S, ...` to each constant value."""
+    envs = [env]
+    pending = []
+    for d in node.declarations:
+        if name_of(d) == "OperatorApplication" and d.operator == "\\in" and d.arguments:
+            target, set_node = d.arguments
+            names = pending + [target]
+            pending = []
+            new = []
+            for e in envs:
+                try:
+                    values = sorted(enum(compiler.constant_value(set_node, e)),
+                                    key=lambda v: show(v))
+                except NeedsState:
+                    raise TLAError("the bound of a quantified temporal formula must be constant",
+                                   pos(d, env[" path"])) from None
+                combos = [e]
+                for t in names:
+                    combos = [dict(c, **{t.operator: ConstB(compiler.inject(v, t.operator))})
+                              for c in combos for v in values]
+                new += combos
+            envs = new
+        else:
+            pending.append(d)
+    if pending:
+        raise TLAError("unbounded quantifier in a temporal formula is not supported",
+                       pos(node, env[" path"]))
+    return envs

@@ -1,0 +1,345 @@
+"""Runtime helpers called by the generated Python code.
+
+The compiler turns TLA+ expressions into Python source that calls these small
+functions for everything that is not a plain Python operator: equality with
+TLC's kind checks, function application, EXCEPT, set construction, the
+standard-module operators. Every failure raises TLAError.
+"""
+from itertools import permutations as _perms
+
+from .errors import TLAError
+from .values import (FnDict, FnSet, ModelValue, RecFn, RecSet, SeqSet, SubsetSet, check_comparable,
+                     enum, is_set, kind, make_fn, member, show, size, sort_key)
+
+
+def eq(a, b):
+    if a.__class__ is b.__class__:
+        return a == b
+    check_comparable(a, b)
+    return a == b
+
+
+def neq(a, b):
+    return not eq(a, b)
+
+
+def isin(x, s):
+    if s.__class__ is frozenset and x in s:
+        return True
+    return member(x, s)
+
+
+def mkset(items):
+    s = frozenset(items)
+    it = iter(s)
+    first = next(it, None)
+    if first is not None:
+        k0 = kind(first)
+        for e in it:
+            k = kind(e)
+            if k != k0 and k is not None and k0 is not None:
+                raise TLAError(f"set mixes incomparable values {show(first)} and {show(e)}")
+            if k0 is None:
+                k0 = k
+    return s
+
+
+def union(a, b):
+    if a.__class__ is frozenset and b.__class__ is frozenset:
+        if a and b:
+            check_comparable(next(iter(a)), next(iter(b)))
+        return a | b
+    return mkset(enum(a) | enum(b))
+
+
+def inter(a, b):
+    if b.__class__ is not frozenset and a.__class__ is frozenset:
+        return frozenset(x for x in a if member(x, b))
+    return enum(a) & enum(b)
+
+
+def diff(a, b):
+    if b.__class__ is not frozenset:
+        return frozenset(x for x in enum(a) if not member(x, b))
+    return enum(a) - b
+
+
+def subseteq(a, b):
+    if a.__class__ is frozenset and b.__class__ is frozenset:
+        return a <= b
+    return all(member(x, b) for x in enum(a))
+
+
+def setunion(s):
+    out = frozenset()
+    for e in enum(s):
+        out = union(out, e)
+    return out
+
+
+def subset(s):
+    return SubsetSet(s)
+
+
+def cross(*sets):
+    pools = [sorted(enum(s), key=sort_key) for s in sets]
+    out = [()]
+    for pool in pools:
+        out = [t + (x,) for t in out for x in pool]
+    return frozenset(out)
+
+
+def interval(a, b):
+    check_int(a)
+    check_int(b)
+    return frozenset(range(a, b + 1))
+
+
+def check_int(v):
+    if v.__class__ is not int:
+        raise TLAError(f"expected an integer, got {show(v)}")
+    return v
+
+
+def ints(*vs):
+    for v in vs:
+        if v.__class__ is not int:
+            raise TLAError(f"arithmetic on the non-integer {show(v)}")
+
+
+def idiv(a, b):
+    ints(a, b)
+    if b == 0:
+        raise TLAError("division by zero (\\div)")
+    return a // b
+
+
+def imod(a, b):
+    ints(a, b)
+    if b <= 0:
+        raise TLAError(f"The second argument of % should be a positive number, not {b}")
+    return a % b
+
+
+def ipow(a, b):
+    ints(a, b)
+    if b < 0:
+        raise TLAError("negative exponent in ^")
+    return a ** b
+
+
+def ap(f, x):
+    c = f.__class__
+    if c is tuple:
+        if x.__class__ is int and 0 < x <= len(f):
+            return f[x - 1]
+    elif c is FnDict:
+        try:
+            return f.d[x]
+        except KeyError:
+            pass
+        except TypeError:
+            raise TLAError(f"cannot apply a function to {show(x)}") from None
+    elif c is RecFn:
+        return f(x)
+    else:
+        raise TLAError(f"applied the non-function {show(f)} to {show(x)}")
+    raise TLAError(f"{show(x)} is not in the domain of the function {show(f)}")
+
+
+def domain(f):
+    c = f.__class__
+    if c is tuple:
+        return frozenset(range(1, len(f) + 1))
+    if c is FnDict:
+        return frozenset(f.d)
+    if c is RecFn:
+        return enum(f.dom)
+    raise TLAError(f"DOMAIN of the non-function {show(f)}")
+
+
+def fn(keys, body):
+    """[x \\in S |-> body(x)] with keys already enumerated."""
+    return make_fn({k: body(k) for k in keys})
+
+
+def rec(pairs):
+    return FnDict(dict(pairs))
+
+
+def except_(f, path, update):
+    """[f EXCEPT ![k1][k2]... = update(@)]."""
+    k = path[0]
+    old = ap(f, k)
+    new = update(old) if len(path) == 1 else except_(old, path[1:], update)
+    if f.__class__ is tuple:
+        lst = list(f)
+        lst[k - 1] = new
+        return tuple(lst)
+    if f.__class__ is RecFn:
+        f = make_fn({x: f(x) for x in enum(f.dom)})
+        return except_(f, path, lambda _: new)
+    d = dict(f.d)
+    d[k] = new
+    return FnDict(d)
+
+
+def at_put(f, k, new):
+    """[f EXCEPT ![k] = new] for one key."""
+    if f.__class__ is tuple:
+        if k.__class__ is int and 0 < k <= len(f):
+            return f[:k - 1] + (new,) + f[k:]
+    elif f.__class__ is FnDict:
+        if k in f.d:
+            d = dict(f.d)
+            d[k] = new
+            return FnDict(d)
+    else:
+        return except_(f, (k,), lambda _: new)
+    raise TLAError(f"EXCEPT: {show(k)} is not in the domain of {show(f)}")
+
+
+def fnset(a, b):
+    return FnSet(a, b)
+
+
+def recset(pairs):
+    return RecSet(dict(pairs))
+
+
+def choose(s, pred):
+    for x in sorted(enum(s), key=sort_key):
+        if pred(x):
+            return x
+    raise TLAError("Attempted to compute the value of an expression of form CHOOSE x \\in S: P, "
+                   "but no element of S satisfied P")
+
+
+def case_fail(where):
+    raise TLAError(f"Attempted to evaluate a CASE with no conditions true ({where})")
+
+
+def fail(msg):
+    raise TLAError(msg)
+
+
+def boolean(v):
+    if v is True or v is False:
+        return v
+    raise TLAError(f"expected a boolean, got {show(v)}")
+
+
+# --- Sequences -------------------------------------------------------------
+
+def seq(v, op):
+    if v.__class__ is not tuple:
+        raise TLAError(f"{op} applied to the non-sequence {show(v)}")
+    return v
+
+
+def length(s):
+    return len(seq(s, "Len"))
+
+
+def append(s, x):
+    return seq(s, "Append") + (x,)
+
+
+def head(s):
+    if not seq(s, "Head"):
+        raise TLAError("Head of the empty sequence")
+    return s[0]
+
+
+def tail(s):
+    if not seq(s, "Tail"):
+        raise TLAError("Tail of the empty sequence")
+    return s[1:]
+
+
+def concat(a, b):
+    return seq(a, "\\o") + seq(b, "\\o")
+
+
+def subseq(s, m, n):
+    seq(s, "SubSeq")
+    ints(m, n)
+    if m > n:
+        return ()
+    if m < 1 or n > len(s):
+        raise TLAError(f"SubSeq indices {m}..{n} out of range for a sequence of length {len(s)}")
+    return s[m - 1:n]
+
+
+def selectseq(s, test):
+    return tuple(x for x in seq(s, "SelectSeq") if test(x))
+
+
+def seqset(s):
+    return SeqSet(s)
+
+
+# --- FiniteSets, TLC --------------------------------------------------------
+
+def cardinality(s):
+    return size(s)
+
+
+def isfinite(s):
+    return is_set(s) and getattr(s, "finite", True)
+
+
+def colon_gt(a, b):
+    return make_fn({a: b})
+
+
+def double_at(f, g):
+    d = {}
+    for part in (g, f):
+        if part.__class__ is tuple:
+            d.update(enumerate(part, 1))
+        elif part.__class__ is FnDict:
+            d.update(part.d)
+        else:
+            raise TLAError(f"@@ applied to the non-function {show(part)}")
+    return make_fn(d)
+
+
+def permutations(s):
+    items = sorted(enum(s), key=sort_key)
+    return frozenset(make_fn(dict(zip(items, p))) for p in _perms(items))
+
+
+def tlc_print(out, val):
+    print(show(out), show(val))
+    return val
+
+
+def tlc_printt(out):
+    print(show(out))
+    return True
+
+
+def tlc_assert(cond, out):
+    if cond is not True:
+        raise TLAError(f"The first argument of Assert evaluated to FALSE; the second argument was: "
+                       f"{show(out)}")
+    return True
+
+
+def to_string(v):
+    return show(v)
+
+
+def sortseq(s, less):
+    from functools import cmp_to_key
+    return tuple(sorted(seq(s, "SortSeq"),
+                        key=cmp_to_key(lambda a, b: -1 if less(a, b) else (1 if less(b, a) else 0))))
+
+
+def model_value(name):
+    return ModelValue(name)
+
+
+def recfn(dom, body):
+    return RecFn(dom, body)

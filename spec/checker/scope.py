@@ -1,0 +1,152 @@
+"""Name bindings used by the compiler, and construction of module scopes.
+
+An environment is a plain dict from names to binding objects. A module scope
+flattens a module with everything it EXTENDS (constants, variables and
+definitions share one namespace, as in TLA+); INSTANCE builds a scope of the
+instantiated module whose constants and variables are bound by-name to the
+substituted expressions of the instantiating scope. The key " path" holds the
+file that positions in the scope refer to.
+"""
+from .errors import TLAError
+from .frontend import pos
+
+
+class VarB:
+    def __init__(self, index, name):
+        self.index = index
+        self.name = name
+
+
+class ConstB:
+    """A value injected into the generated code's globals under `pyname`."""
+
+    def __init__(self, pyname):
+        self.pyname = pyname
+
+
+class LocalB:
+    """A bound variable held in a Python local (or lambda parameter)."""
+
+    def __init__(self, pyname):
+        self.pyname = pyname
+
+
+class DefB:
+    """A user definition (operator, or recursive function when node.function)."""
+
+    def __init__(self, node, env, recursive=False):
+        self.node = node
+        self.env = env
+        self.recursive = recursive
+        self.params = node.arity or []
+
+
+class ArgB:
+    """An operator argument passed by name: node is compiled in env on each use."""
+
+    def __init__(self, node, env):
+        self.node = node
+        self.env = env
+
+
+class OpRefB:
+    """An operator passed as a higher-order argument (a DefB, builtin or LAMBDA)."""
+
+    def __init__(self, target):
+        self.target = target
+
+
+class LambdaB:
+    def __init__(self, node, env):
+        self.node = node
+        self.env = env
+        self.params = node.parameters
+
+
+class InstB:
+    def __init__(self, env):
+        self.env = env
+
+
+class BuiltinB:
+    def __init__(self, name):
+        self.name = name
+
+
+def flatten_modules(loader, module, seen=None):
+    """The module and everything it EXTENDS, dependencies first."""
+    seen = set() if seen is None else seen
+    out = []
+    for dep in module.extends:
+        sub = loader.get(dep)
+        if sub is not None and sub.name not in seen:
+            seen.add(sub.name)
+            out += flatten_modules(loader, sub, seen)
+    out.append(module)
+    return out
+
+
+def std_modules(loader, module, seen=None):
+    """Names of the standard modules reachable through EXTENDS."""
+    seen = set() if seen is None else seen
+    found = set()
+    for dep in module.extends:
+        sub = loader.get(dep)
+        if sub is None:
+            found.add(dep)
+        elif dep not in seen:
+            seen.add(dep)
+            found |= std_modules(loader, sub, seen)
+    return found
+
+
+def build_scope(loader, module, bind_decl):
+    """A flat scope for `module`; bind_decl(name, kind, node, index) binds constants/variables."""
+    env = {" path": module.path, " module": module.name}
+    modules = flatten_modules(loader, module)
+    var_index = 0
+    for mod in modules:
+        for name, _arity, node in mod.constants:
+            env[name] = bind_decl(name, "constant", (mod.path, node), None)
+        for name, node in mod.variables:
+            env[name] = bind_decl(name, "variable", (mod.path, node), var_index)
+            var_index += 1
+    for mod in modules:
+        mod_env = env if mod is module else dict(env, **{" path": mod.path})
+        add_definitions(loader, mod, mod_env, env)
+    return env
+
+
+def add_definitions(loader, mod, mod_env, target):
+    for unit in mod.tree.units or []:
+        kind = type(unit).__name__
+        if kind == "OperatorDefinition":
+            if type(unit.definiens).__name__ == "Instance":
+                target[unit.name] = instance_binding(loader, unit.definiens, mod_env, mod.path)
+            else:
+                target[unit.name] = DefB(unit, mod_env, unit.name in mod.recursive)
+                mod_env[unit.name] = target[unit.name]
+        elif kind == "Instance":
+            inst = instance_binding(loader, unit, mod_env, mod.path)
+            for name, b in inst.env.items():
+                if isinstance(b, DefB):
+                    target[name] = b
+                    mod_env[name] = b
+
+
+def instance_binding(loader, node, outer_env, path):
+    """M == INSTANCE X WITH a <- e: X's declarations bound to outer expressions."""
+    sub = loader.get(node.name, pos(node, path))
+    if sub is None:
+        return InstB(dict(outer_env))  # a standard module: its operators are builtins
+    substitutions = {w.name: w.expression for w in (node.with_substitution or [])}
+
+    def bind_decl(name, kind, where, index):
+        if name in substitutions:
+            return ArgB(substitutions[name], outer_env)
+        if name in outer_env:
+            return outer_env[name]
+        raise TLAError(f"INSTANCE {node.name}: no substitution for {kind} {name}",
+                       pos(node, path))
+
+    return InstB(build_scope(loader, sub, bind_decl))

@@ -1,0 +1,351 @@
+"""TLA+ values as Python objects, with TLC's equality.
+
+Integers, booleans and strings are Python ints, bools and strs. Sets are
+frozensets, or lazy set objects (Nat, SUBSET S, [S -> T], Seq(S), ...) that
+answer membership without enumerating. A function whose domain is 1..n is a
+Python tuple (so a tuple IS a function and `<<>>` is the empty function); any
+other function, records included, is an immutable FnDict. These normal forms
+make Python's `==` and `hash` coincide with TLA+ equality, so whole states can
+be hashed and stored directly. Model values are interned ModelValue objects.
+"""
+from itertools import product
+
+from .errors import TLAError
+
+
+class ModelValue:
+    """A TLC model value: equal only to itself."""
+
+    __slots__ = ("name", "order")
+    _interned = {}
+
+    def __new__(cls, name):
+        found = cls._interned.get(name)
+        if found is None:
+            found = object.__new__(cls)
+            found.name = name
+            found.order = len(cls._interned)
+            cls._interned[name] = found
+        return found
+
+    def __repr__(self):
+        return self.name
+
+    def __reduce__(self):
+        return (ModelValue, (self.name,))
+
+
+class FnDict:
+    """A function whose domain is not 1..n (records are FnDicts on strings)."""
+
+    __slots__ = ("d", "_h")
+
+    def __init__(self, d):
+        self.d = d
+        self._h = None
+
+    def __eq__(self, other):
+        return other.__class__ is FnDict and self.d == other.d
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    def __hash__(self):
+        h = self._h
+        if h is None:
+            h = self._h = hash(frozenset(self.d.items()))
+        return h
+
+    def __reduce__(self):
+        return (FnDict, (self.d,))
+
+
+def make_fn(d):
+    """Normalise a dict into a function value (tuple when the domain is 1..n)."""
+    n = len(d)
+    if n == 0:
+        return ()
+    if all(k.__class__ is int for k in d) and min(d) == 1 and max(d) == n:
+        return tuple(d[i] for i in range(1, n + 1))
+    return FnDict(d)
+
+
+class LazySet:
+    """Base of sets that test membership without enumerating."""
+
+    finite = True
+
+    def __eq__(self, other):
+        return is_set(other) and enum(self) == enum(other)
+
+    def __hash__(self):
+        return hash(enum(self))
+
+    def enumerate(self):
+        raise TLAError(f"cannot enumerate the infinite set {self.describe()}")
+
+    def describe(self):
+        return type(self).__name__
+
+    def size(self):
+        return len(enum(self))
+
+
+class InfiniteSet(LazySet):
+    finite = False
+
+    def __init__(self, name, test):
+        self.name = name
+        self.test = test
+
+    def contains(self, x):
+        return self.test(x)
+
+    def describe(self):
+        return self.name
+
+    def __eq__(self, other):
+        return isinstance(other, InfiniteSet) and other.name == self.name
+
+    def __hash__(self):
+        return hash(self.name)
+
+
+NAT = InfiniteSet("Nat", lambda x: x.__class__ is int and x >= 0)
+INT = InfiniteSet("Int", lambda x: x.__class__ is int)
+STRING = InfiniteSet("STRING", lambda x: x.__class__ is str)
+
+
+class SeqSet(LazySet):
+    """Seq(S): finite sequences over S (membership only)."""
+
+    finite = False
+
+    def __init__(self, base):
+        self.base = base
+
+    def contains(self, x):
+        return x.__class__ is tuple and all(member(e, self.base) for e in x)
+
+    def describe(self):
+        return "Seq(...)"
+
+    def __eq__(self, other):
+        return isinstance(other, SeqSet) and other.base == self.base
+
+    def __hash__(self):
+        return hash(("Seq", self.base))
+
+
+class SubsetSet(LazySet):
+    """SUBSET S."""
+
+    def __init__(self, base):
+        self.base = base
+
+    def contains(self, x):
+        if not is_set(x):
+            return False
+        return all(member(e, self.base) for e in enum(x))
+
+    def enumerate(self):
+        items = list(enum(self.base))
+        out = []
+        for mask in range(1 << len(items)):
+            out.append(frozenset(items[i] for i in range(len(items)) if mask >> i & 1))
+        return frozenset(out)
+
+    def size(self):
+        return 1 << size(self.base)
+
+
+class FnSet(LazySet):
+    """[S -> T]."""
+
+    def __init__(self, dom, cod):
+        self.dom = dom
+        self.cod = cod
+
+    def contains(self, f):
+        dom = enum(self.dom)
+        if f.__class__ is tuple:
+            if dom != frozenset(range(1, len(f) + 1)):
+                return False
+            return all(member(v, self.cod) for v in f)
+        if f.__class__ is FnDict:
+            if frozenset(f.d) != dom:
+                return False
+            return all(member(v, self.cod) for v in f.d.values())
+        return False
+
+    def enumerate(self):
+        keys = sorted(enum(self.dom), key=sort_key)
+        vals = sorted(enum(self.cod), key=sort_key)
+        return frozenset(make_fn(dict(zip(keys, combo)))
+                         for combo in product(vals, repeat=len(keys)))
+
+    def size(self):
+        return size(self.cod) ** size(self.dom)
+
+
+class RecSet(LazySet):
+    """[a : S, b : T]."""
+
+    def __init__(self, fields):
+        self.fields = fields  # dict name -> set
+
+    def contains(self, r):
+        if r.__class__ is not FnDict or set(r.d) != set(self.fields):
+            return False
+        return all(member(r.d[k], s) for k, s in self.fields.items())
+
+    def enumerate(self):
+        names = list(self.fields)
+        pools = [sorted(enum(self.fields[k]), key=sort_key) for k in names]
+        return frozenset(FnDict(dict(zip(names, combo))) for combo in product(*pools))
+
+
+class RecFn:
+    """A recursively defined function f[x \\in S] == ..., evaluated on demand."""
+
+    __slots__ = ("dom", "body", "memo")
+
+    def __init__(self, dom, body):
+        self.dom = dom
+        self.body = body
+        self.memo = {}
+
+    def __call__(self, x):
+        memo = self.memo
+        if x in memo:
+            return memo[x]
+        if not member(x, self.dom):
+            raise TLAError(f"argument {show(x)} is outside the function's domain")
+        v = memo[x] = self.body(self, x)
+        return v
+
+    def value(self):
+        return make_fn({x: self(x) for x in enum(self.dom)})
+
+    def __eq__(self, other):
+        return self.value() == other
+
+    def __hash__(self):
+        return hash(self.value())
+
+
+def is_set(v):
+    return v.__class__ is frozenset or isinstance(v, LazySet)
+
+
+def enum(s):
+    """The elements of a set as a frozenset (error for non-sets/infinite sets)."""
+    if s.__class__ is frozenset:
+        return s
+    if isinstance(s, LazySet):
+        return s.enumerate()
+    raise TLAError(f"expected a set, got {show(s)}")
+
+
+def size(s):
+    if s.__class__ is frozenset:
+        return len(s)
+    if isinstance(s, LazySet):
+        return s.size()
+    raise TLAError(f"Cardinality of a non-set {show(s)}")
+
+
+KINDS = {int: "integer", bool: "boolean", str: "string", tuple: "function",
+         FnDict: "function", RecFn: "function", frozenset: "set"}
+
+
+def kind(v):
+    k = KINDS.get(v.__class__)
+    if k is None:
+        if isinstance(v, LazySet):
+            return "set"
+        if v.__class__ is ModelValue:
+            return None
+        return "operator"
+    return k
+
+
+def comparable(a, b):
+    ka, kb = kind(a), kind(b)
+    return ka is None or kb is None or ka == kb
+
+
+def check_comparable(a, b):
+    if not comparable(a, b):
+        raise TLAError(f"Attempted to compare {kind(a)} {show(a)} with {kind(b)} {show(b)}")
+
+
+def member(x, s):
+    """x \\in s with TLC's errors for incomparable elements."""
+    if s.__class__ is frozenset:
+        if x in s:
+            return True
+        for e in s:
+            check_comparable(x, e)
+            break
+        return False
+    if isinstance(s, LazySet):
+        return s.contains(x)
+    raise TLAError(f"\\in applied to the non-set {show(s)}")
+
+
+def sort_key(v):
+    """A total order used for CHOOSE, printing and symmetry representatives."""
+    c = v.__class__
+    if c is bool:
+        return (0, int(v))
+    if c is int:
+        return (1, v)
+    if c is str:
+        return (2, v)
+    if c is ModelValue:
+        return (3, v.order)
+    if c is tuple:
+        return (4, len(v), tuple(sort_key(e) for e in v))
+    if c is FnDict:
+        items = sorted((sort_key(k), sort_key(x)) for k, x in v.d.items())
+        return (5, len(items), tuple(items))
+    if c is frozenset:
+        return (6, len(v), tuple(sorted(sort_key(e) for e in v)))
+    if isinstance(v, RecFn):
+        return sort_key(v.value())
+    if isinstance(v, LazySet):
+        return sort_key(enum(v))
+    return (9, repr(v))
+
+
+def show(v):
+    """Render a value the way TLC prints it."""
+    c = v.__class__
+    if c is bool:
+        return "TRUE" if v else "FALSE"
+    if c is int:
+        return str(v)
+    if c is str:
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if c is ModelValue:
+        return v.name
+    if c is tuple:
+        return "<<" + ", ".join(show(e) for e in v) + ">>"
+    if c is FnDict:
+        keys = sorted(v.d, key=sort_key)
+        if keys and all(k.__class__ is str for k in keys):
+            return "[" + ", ".join(f"{k} |-> {show(v.d[k])}" for k in keys) + "]"
+        return "(" + " @@ ".join(f"{show(k)} :> {show(v.d[k])}" for k in keys) + ")"
+    if c is frozenset:
+        return "{" + ", ".join(show(e) for e in sorted(v, key=sort_key)) + "}"
+    if isinstance(v, RecFn):
+        return show(v.value())
+    if isinstance(v, InfiniteSet):
+        return v.name
+    if isinstance(v, LazySet):
+        try:
+            return show(enum(v))
+        except TLAError:
+            return v.describe()
+    return repr(v)
