@@ -68,7 +68,7 @@ def decide(effect: Effect, now: int, lease_live: bool, premises_hold: bool,
     dedupes = dedup_open(effect, now)
     if caps.queryable and (lookup is None or lookup.asked_at < effect.claim_until):
         return Decision("query", "lookup_needed")
-    if lookup is not None and lookup.found:
+    if caps.queryable and lookup is not None and lookup.found:  # no lookup exists otherwise
         return Decision("commit", "found_by_lookup")
     proven_absent = caps.queryable and lookup is not None
     if not (dedupes or proven_absent):  # no capability left that could make a resend safe
