@@ -31,6 +31,10 @@ def check(spec_path, cfg_path=None, progress=False, workers=1):
     except RecursionError:
         result.result = "error"
         result.error = "evaluation error: recursion too deep"
+    except (TypeError, KeyError, IndexError, ValueError, ZeroDivisionError, AttributeError,
+            NameError) as exc:
+        result.result = "error"
+        result.error = f"evaluation error: {type(exc).__name__}: {exc}"
     result.seconds = time.monotonic() - started
     return result
 

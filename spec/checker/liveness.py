@@ -1,10 +1,411 @@
-"""Temporal properties (placeholder, replaced below)."""
+"""Temporal properties on the explored state graph, under WF_/SF_ fairness.
+
+Each PROPERTY is split into obligations: `[]P` (checked as an invariant
+during BFS), `[][A]_v` (every edge), `<>P`, `[]<>P`, `<>[]P`, `P ~> Q`, plain
+state predicates (initial states only), conjunctions and `\\A x \\in S` of
+these. A violation of a liveness obligation is a fair behaviour that ends in a
+region of the graph: e.g. for `[]<>P`, forever in states where ~P holds. We
+look for such an ending by strongly connected components of the region
+(Tarjan), keeping an SCC when every WF/SF condition is met inside it
+(an <<A>>_v step occurs in it, or A is disabled somewhere (WF) / everywhere
+(SF; otherwise the enabled states are removed and the rest re-split), or by
+a single state that stutters forever while no fair action is enabled. The
+counterexample is a lasso: shortest prefix, then a cycle that visits what
+the SCC needs; its length counts prefix and cycle states once.
+"""
+from collections import deque
+
+from .compiler import name_of
+from .errors import TLAError
+from .frontend import canonical_op, pos
+from .model import expand_forall, is_temporal, ref_node
+from .scope import ArgB, DefB
+
+
+class Obligation:
+    def __init__(self, kind, name, preds):
+        self.kind = kind    # always | action | init | eventually | often | stable | leadsto
+        self.name = name
+        self.preds = preds  # compiled state functions (or a transition function)
 
 
 class PropertyChecker:
     def __init__(self, model):
         self.model = model
-        self.needs_graph = False
+        self.obligations = []
+        for name in model.cfg.properties:
+            self.decompose(ref_node(name), model.env, name)
+        graph_kinds = {"action", "eventually", "often", "stable", "leadsto"}
+        self.needs_graph = any(o.kind in graph_kinds for o in self.obligations)
+        for o in self.obligations:
+            if o.kind == "always":
+                model.invariants.append((o.name, o.preds[0]))
+        self.fairness = []
+        if self.needs_graph:
+            for f in model.fairness:
+                self.fairness.append((f.kind, model.action_fn(f.action, f.env),
+                                      model.state_fn(f.subscript, f.env)))
 
+    # --- decomposition ----------------------------------------------------------
+    def decompose(self, node, env, name):
+        kind = name_of(node)
+        c = self.model.compiler
+        if kind == "Parentheses":
+            return self.decompose(node.expression, env, name)
+        if kind == "VerticalList" and node.operator == "/\\":
+            for item in node.arguments:
+                self.decompose(item.expression, env, name)
+            return
+        if kind == "Quantification" and node.quantifier == "\\A" and is_temporal(node, env):
+            for e in expand_forall(c, node, env):
+                self.decompose(node.predicate, e, name)
+            return
+        if kind == "OperatorApplication":
+            op = canonical_op(node.operator)
+            args = node.arguments or []
+            if op == "/\\" and len(args) == 2:
+                for a in args:
+                    self.decompose(a, env, name)
+                return
+            if not args:
+                b = env.get(node.operator)
+                if isinstance(b, DefB) and not b.params and is_temporal(b.node.definiens, b.env):
+                    return self.decompose(b.node.definiens, b.env, name)
+                if isinstance(b, ArgB) and is_temporal(b.node, b.env):
+                    return self.decompose(b.node, b.env, name)
+            if op == "[]" and len(args) == 1:
+                return self.decompose_always(args[0], env, name)
+            if op == "<>" and len(args) == 1:
+                inner = strip(args[0])
+                if is_op(inner, "[]") and not is_temporal(inner.arguments[0], env):
+                    self.add("stable", name, [(inner.arguments[0], env)])
+                    return
+                if not is_temporal(inner, env):
+                    self.add("eventually", name, [(inner, env)])
+                    return
+            if op == "~>" and len(args) == 2:
+                p, q = args
+                if not is_temporal(p, env) and not is_temporal(q, env):
+                    self.add("leadsto", name, [(p, env), (q, env)])
+                    return
+        if not is_temporal(node, env):
+            self.add("init", name, [(node, env)])
+            return
+        raise TLAError(f"unsupported form of temporal property {name}",
+                       pos(node, env.get(" path", "?")))
+
+    def decompose_always(self, arg, env, name):
+        inner = strip(arg)
+        if name_of(inner) == "SubscriptedAction" and inner.operator == "[":
+            fn = self.model.compiler.transition_function(
+                _box_action(inner), env, "property_action")
+            self.obligations.append(Obligation("action", name, [fn]))
+            return
+        if is_op(inner, "<>") and not is_temporal(inner.arguments[0], env):
+            self.add("often", name, [(inner.arguments[0], env)])
+            return
+        if is_op(inner, "=>") and len(inner.arguments) == 2:
+            p, q = inner.arguments
+            q = strip(q)
+            if is_op(q, "<>") and not is_temporal(p, env) \
+                    and not is_temporal(q.arguments[0], env):
+                self.add("leadsto", name, [(p, env), (q.arguments[0], env)])
+                return
+        if not is_temporal(inner, env):
+            self.add("always", name, [(inner, env)])
+            return
+        raise TLAError(f"unsupported form of temporal property {name}",
+                       pos(arg, env.get(" path", "?")))
+
+    def add(self, kind, name, preds):
+        fns = [self.model.state_fn(n, e) for n, e in preds]
+        self.obligations.append(Obligation(kind, name, fns))
+
+    # --- checking --------------------------------------------------------------
     def check(self, explorer, result):
+        states = explorer.states
+        inits = [i for i in range(len(states)) if explorer.parents[i] < 0]
+        for o in self.obligations:
+            if o.kind == "init":
+                for i in inits:
+                    if o.preds[0](states[i]) is not True:
+                        return self.report(result, o, [i], None, explorer)
+        if not self.needs_graph:
+            return None
+        graph = Graph(explorer, self.model, self.fairness)
+        for o in self.obligations:
+            found = graph.violation(o, inits)
+            if found is not None:
+                prefix, cycle = found
+                return self.report(result, o, prefix, cycle, explorer)
         return None
+
+    def report(self, result, o, prefix, cycle, explorer):
+        from .bfs import build_trace
+        path = prefix + (cycle[1:] if cycle and cycle != "stutter" else [])
+        result.result = "property"
+        result.violated = o.name
+        result.trace = build_trace(self.model, [explorer.states[i] for i in path], explorer.key)
+        if cycle == "stutter":
+            result.cycle_back = "stuttering"
+        elif cycle:
+            result.cycle_back = len(prefix)
+        return result
+
+
+def strip(node):
+    while name_of(node) == "Parentheses":
+        node = node.expression
+    return node
+
+
+def is_op(node, op):
+    return name_of(node) == "OperatorApplication" and canonical_op(node.operator) == op \
+        and node.arguments
+
+
+def _box_action(sub):
+    from tla import _ast as tla_ast
+    return tla_ast.SubscriptedAction(operator="[", action=sub.action, subscript=sub.subscript,
+                                     start=sub.start)
+
+
+class Graph:
+    """The explored graph with per-edge fairness facts."""
+
+    def __init__(self, explorer, model, fairness):
+        self.ex = explorer
+        self.states = explorer.states
+        self.succ = [e or [] for e in explorer.edges]
+        self.n = len(self.states)
+        self.fair = [self.fairness_facts(kind, action, sub) for kind, action, sub in fairness]
+        self.kinds = [kind for kind, _, _ in fairness]
+
+    def fairness_facts(self, kind, action, sub):
+        """(enabled[i], fair_targets[i]) for <<A>>_v."""
+        key = self.ex.key
+        seen = self.ex.seen
+        enabled = [False] * self.n
+        targets = [()] * self.n
+        for i, s in enumerate(self.states):
+            vs = sub(s)
+            out = []
+            action(s, out.append)
+            tset = set()
+            for t in out:
+                if sub(t) != vs:
+                    enabled[i] = True
+                    j = seen.get(t if key is None else key(t))
+                    if j is not None:
+                        tset.add(j)
+            targets[i] = tset
+        return enabled, targets
+
+    def violation(self, o, inits):
+        n = self.n
+        st = self.states
+        if o.kind in ("always", "init"):
+            return None
+        if o.kind == "action":
+            fn = o.preds[0]
+            for i in range(n):
+                for j in self.succ[i]:
+                    if fn(st[i], st[j]) is not True:
+                        return self.ex.path_to(i) + [j], None
+            return None
+        if o.kind == "eventually":
+            region = [o.preds[0](s) is not True for s in st]
+            starts = [i for i in inits if region[i]]
+            accept = None
+        elif o.kind == "often":
+            region = [o.preds[0](s) is not True for s in st]
+            starts = [i for i in range(n) if region[i]]
+            accept = None
+        elif o.kind == "stable":
+            region = [True] * n
+            starts = list(inits)
+            bad = [o.preds[0](s) is not True for s in st]
+            accept = bad
+        else:  # leadsto
+            p, q = o.preds
+            region = [q(s) is not True for s in st]
+            starts = [i for i in range(n) if region[i] and p(st[i]) is True]
+            accept = None
+        return self.find_lasso(region, starts, accept, o.kind)
+
+    def find_lasso(self, region, starts, accept, kind):
+        dist, parent = self.region_bfs(region, starts)
+        best = None
+        for i in dist:
+            if self.stutter_fair(i) and (accept is None or accept[i]):
+                cand = (self.prefix(i, dist, parent, kind), "stutter")
+                best = shorter(best, cand)
+        inside = [i in dist for i in range(self.n)]
+        for comp in self.sccs(inside):
+            for part in self.fair_parts(comp):
+                if accept is not None and not any(accept[i] for i in part):
+                    continue
+                entry = min(part, key=lambda i: (dist[i], i))
+                cycle = self.cycle(entry, part, accept)
+                cand = (self.prefix(entry, dist, parent, kind), cycle)
+                best = shorter(best, cand)
+        return None if best is None else best[:2]
+
+    def prefix(self, i, dist, parent, kind):
+        tail = []
+        while parent[i] is not None:
+            tail.append(i)
+            i = parent[i]
+        return self.ex.path_to(i) + tail[::-1]
+
+    def region_bfs(self, region, starts):
+        dist = {}
+        parent = {}
+        queue = deque()
+        for s in sorted(starts, key=lambda i: len(self.ex.path_to(i))):
+            if s not in dist:
+                dist[s] = len(self.ex.path_to(s))
+                parent[s] = None
+                queue.append(s)
+        while queue:
+            i = queue.popleft()
+            for j in self.succ[i]:
+                if region[j] and j not in dist:
+                    dist[j] = dist[i] + 1
+                    parent[j] = i
+                    queue.append(j)
+        return dist, parent
+
+    def stutter_fair(self, i):
+        return not any(enabled[i] for enabled, _ in self.fair)
+
+    def sccs(self, inside):
+        """Tarjan's algorithm (iterative) over nodes where inside[i]; nontrivial SCCs only."""
+        index = {}
+        low = {}
+        on_stack = set()
+        stack = []
+        out = []
+        counter = 0
+        for root in range(self.n):
+            if not inside[root] or root in index:
+                continue
+            work = [(root, iter(self.succ[root]))]
+            index[root] = low[root] = counter
+            counter += 1
+            stack.append(root)
+            on_stack.add(root)
+            while work:
+                v, it = work[-1]
+                advanced = False
+                for w in it:
+                    if not inside[w]:
+                        continue
+                    if w not in index:
+                        index[w] = low[w] = counter
+                        counter += 1
+                        stack.append(w)
+                        on_stack.add(w)
+                        work.append((w, iter(self.succ[w])))
+                        advanced = True
+                        break
+                    if w in on_stack:
+                        low[v] = min(low[v], index[w])
+                if advanced:
+                    continue
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[v])
+                if low[v] == index[v]:
+                    comp = []
+                    while True:
+                        w = stack.pop()
+                        on_stack.discard(w)
+                        comp.append(w)
+                        if w == v:
+                            break
+                    if len(comp) > 1:
+                        out.append(comp)
+        return out
+
+    def fair_parts(self, comp):
+        """Sub-components of comp in which every fairness condition can be met."""
+        members = set(comp)
+        for f, kind in zip(self.fair, self.kinds):
+            enabled, targets = f
+            has_edge = any(j in members for i in comp for j in targets[i])
+            if has_edge:
+                continue
+            if kind == "WF":
+                if any(not enabled[i] for i in comp):
+                    continue
+                return []
+            if all(not enabled[i] for i in comp):
+                continue
+            keep = [not enabled[i] and i in members for i in range(self.n)]
+            out = []
+            for sub in self.sccs(keep):
+                out += self.fair_parts(sub)
+            return out
+        return [comp]
+
+    def cycle(self, entry, part, accept):
+        """A cycle from entry through the SCC's obligations and back."""
+        members = set(part)
+        targets = []
+        for (enabled, fair_targets), kind in zip(self.fair, self.kinds):
+            order = [entry] + [i for i in part if i != entry]
+            edge = next(((i, j) for i in order for j in fair_targets[i] if j in members), None)
+            if edge is not None:
+                targets.append(edge)
+            elif kind == "WF":
+                node = next((i for i in part if not enabled[i]), None)
+                if node is not None:
+                    targets.append((node,))
+        if accept is not None:
+            targets.append((next(i for i in part if accept[i]),))
+        path = [entry]
+        for target in targets:
+            path += self.walk(path[-1], target[0], members)[1:]
+            if len(target) == 2:
+                path.append(target[1])
+        if len(path) > 1 and path[-1] == entry:
+            return path[:-1]
+        back = self.walk(path[-1], entry, members, allow_stay=False)
+        return path + back[1:-1]
+
+    def walk(self, src, dst, members, allow_stay=True):
+        """Shortest path src -> dst inside members (non-empty when src == dst)."""
+        if src == dst and allow_stay:
+            return [src]
+        parent = {}
+        queue = deque()
+        for j in self.succ[src]:
+            if j in members and j not in parent:
+                parent[j] = src
+                queue.append(j)
+        while queue and dst not in parent:
+            i = queue.popleft()
+            for j in self.succ[i]:
+                if j in members and j not in parent:
+                    parent[j] = i
+                    queue.append(j)
+        if dst not in parent:
+            raise TLAError("internal error: no path inside a strongly connected component")
+        path = [dst]
+        cur = dst
+        while True:
+            cur = parent[cur]
+            path.append(cur)
+            if cur == src:
+                break
+        return path[::-1]
+
+
+def shorter(best, cand):
+    if cand[0] is None:
+        return best
+    length = len(cand[0]) + (0 if cand[1] == "stutter" else len(cand[1]) - 1)
+    if best is None or length < best[2]:
+        return (cand[0], cand[1], length)
+    return best
