@@ -1,0 +1,514 @@
+"""The reference oracle: ``kernel.oracle.check`` and ``python -m kernel check``.
+
+Journals come from driving the real kernel (``Run``) and, for wrong decisions, from entries
+appended by hand to a real chain, so integrity passes and only the decision is wrong.
+Target histories are recorded the way a simulator would: a send per Send command, an apply
+per application at the target.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import kernel
+from kernel import invariants, oracle
+from kernel.journal import Chain, verify
+
+ROOT = Path(__file__).resolve().parents[2]
+TIMING = kernel.Timing(send_timeout=200, settle_margin=100, dedup_margin=1_000)
+TIERS = {1: kernel.Capabilities(dedupes=True, queryable=False, dedup_window=100_000),
+         2: kernel.Capabilities(dedupes=False, queryable=True, lookup_lag=50),
+         3: kernel.Capabilities(dedupes=False, queryable=False)}
+FACTS = {"paid": 100, "refunded": 0}
+
+
+class Run:
+    """One effect driven through the kernel, its journal and the target's history."""
+
+    def __init__(self, tier: int, lease_expires: int = 10**6) -> None:
+        self.lease = kernel.Lease("L", lease_expires)
+        self.proposal = kernel.Proposal(payload={"amount": 20, "order": 881}, premises=FACTS,
+                                        lease="L", capabilities=TIERS[tier], timing=TIMING,
+                                        key={"order": 881})
+        self.eid = self.proposal.effect_id
+        self.effects = kernel.Effects()
+        self.chain = Chain()
+        self.lines: list[str] = []
+        self.history: list[dict[str, Any]] = []
+        self.sends: list[kernel.Send] = []
+
+    @property
+    def text(self) -> str:
+        return "".join(self.lines)
+
+    @property
+    def effect(self) -> kernel.Effect:
+        return self.effects.by_id[self.eid]
+
+    def step(self, event: Any) -> tuple[kernel.Command, ...]:
+        commands = self.effects.apply(event, self.eid)
+        for c in commands:
+            if isinstance(c, kernel.Append):
+                self.lines.append(self.chain.seal(c.entry)[1])
+            if isinstance(c, kernel.Send):
+                self.sends.append(c)
+                self.history.append({"op": "send", "effect_id": self.eid,
+                                     "attempt": c.attempt, "ts": event.now})
+        return commands
+
+    def apply_at_target(self, ts: int, digest: str | None = None) -> None:
+        self.history.append({"op": "apply", "effect_id": self.eid, "ts": ts,
+                             "payload_digest": digest or self.proposal.payload_digest})
+
+    def dispatch(self, t: int = 10) -> Run:
+        self.step(kernel.Propose(t, self.proposal))
+        self.step(kernel.Authorize(t + 1, self.lease, FACTS))
+        self.step(kernel.Dispatch(t + 2, self.lease, FACTS))
+        return self
+
+    def happy(self) -> Run:
+        self.dispatch()
+        self.apply_at_target(13)
+        self.step(kernel.Ack(14, 1))
+        return self
+
+    def forge(self, **body: Any) -> Run:
+        """Append an entry the kernel did not decide (chain and hash stay correct)."""
+        self.lines.append(self.chain.seal({"effect_id": self.eid, **body})[1])
+        return self
+
+    def ok_checks(self, now: int) -> dict[str, Any]:
+        return {"lease": {"id": "L", "expires_at": self.lease.expires_at, "revoked": False,
+                          "live": self.lease.live(now)},
+                "facts": dict(FACTS), "stale": []}
+
+
+def invariants_named(verdict: oracle.OracleVerdict) -> set[str]:
+    return {a["invariant"] for a in verdict.anomalies}
+
+
+# ---------------------------------------------------------------- verdicts from check()
+
+
+@pytest.mark.parametrize("tier", [1, 2, 3])
+def test_a_happy_journal_with_its_history_is_valid(tier: int) -> None:
+    run = Run(tier).happy()
+    verdict = oracle.check(run.text, run.history, complete=True)
+    assert verdict.valid is True and verdict.anomalies == []
+    assert verdict.first.startswith("4 entries: chain intact")
+
+
+def test_check_accepts_entries_as_dicts_too() -> None:
+    run = Run(2).happy()
+    assert oracle.check(verify(run.text).entries, run.history).valid is True
+
+
+def test_an_unresolved_dispatch_without_history_is_unknown() -> None:
+    run = Run(2).dispatch()
+    verdict = oracle.check(run.text)
+    assert verdict.valid == "unknown"
+    assert verdict.first.startswith(f"effect {run.eid[:12]} was DISPATCHED")
+
+
+def test_an_unresolved_dispatch_with_complete_is_a_k9_violation() -> None:
+    run = Run(2).dispatch()
+    verdict = oracle.check(run.text, complete=True)
+    assert verdict.valid is False and invariants_named(verdict) == {"K9"}
+    assert verdict.first.startswith("K9: ")
+
+
+def test_a_corrupted_journal_reports_k8_with_its_line() -> None:
+    run = Run(1).happy()
+    lines = run.lines
+    verdict = oracle.check(lines[0] + lines[2] + lines[3])
+    assert verdict.valid is False
+    assert verdict.anomalies[0]["invariant"] == "K8"
+    assert verdict.anomalies[0]["witnesses"] == ["line 2"]
+
+
+def test_a_torn_tail_is_a_note_in_the_oracle_verdict() -> None:
+    run = Run(1).happy()
+    verdict = oracle.check(run.text + run.lines[0][:30])
+    assert verdict.valid is True and "torn write" in verdict.notes[0]
+
+
+# ---------------------------------------------------------------- decision conformance
+
+
+def _resend(run: Run, ts: int) -> Run:
+    e = run.effect
+    return run.forge(kind="DISPATCHED", ts=ts, attempt=2, phase="recovery",
+                     deadline=ts + 200, claim_until=ts + 300, first_sent_at=e.first_sent_at,
+                     checks=run.ok_checks(ts))
+
+
+def _wrong_decision(run: Run) -> str:
+    verdict = oracle.check(run.text)
+    assert verdict.valid is False
+    first = verdict.anomalies[0]
+    assert first["type"] == "wrong_decision", first
+    assert first["witnesses"] == [f"line {len(run.lines)}"]
+    return verdict.first
+
+
+def test_a_resend_before_the_claim_expired_is_a_wrong_decision() -> None:
+    run = Run(1).dispatch()
+    why = _wrong_decision(_resend(run, run.effect.claim_until - 1))
+    assert "decides 'wait' (claim_in_flight)" in why
+
+
+def test_the_same_resend_after_the_claim_is_the_reference_decision() -> None:
+    run = Run(1).dispatch()
+    assert oracle.check(_resend(run, run.effect.claim_until).text).valid == "unknown"
+
+
+def test_a_resend_at_tier_3_is_a_wrong_decision() -> None:
+    run = Run(3).dispatch()
+    why = _wrong_decision(_resend(run, run.effect.claim_until + 5))
+    assert "decides 'ambiguous' (no_dedup_no_lookup)" in why
+
+
+@pytest.mark.parametrize("tier", [1, 3])
+def test_committed_via_lookup_at_a_non_queryable_target_is_wrong(tier: int) -> None:
+    run = Run(tier).dispatch()
+    t = run.effect.claim_until + 5
+    run.forge(kind="COMMITTED", ts=t, via="lookup", lookup={"found": True, "asked_at": t})
+    assert "recorded COMMITTED" in _wrong_decision(run)
+
+
+def test_committed_via_lookup_at_a_queryable_target_conforms() -> None:
+    run = Run(2).dispatch()
+    t = run.effect.claim_until + 5
+    run.forge(kind="COMMITTED", ts=t, via="lookup", lookup={"found": True, "asked_at": t})
+    assert oracle.check(run.text).valid is True
+
+
+def _dead(run: Run, t: int) -> dict[str, Any]:
+    checks = run.ok_checks(t)
+    checks["lease"] = {**checks["lease"], "revoked": True, "live": False}
+    return checks
+
+
+def test_refused_at_recovery_without_a_lookup_is_wrong_at_tier_2() -> None:
+    run = Run(2).dispatch()
+    t = run.effect.claim_until + 5
+    run.forge(kind="REFUSED", ts=t, reason="lease_dead_at_recovery", executed="false",
+              checks=_dead(run, t))
+    assert "decides 'query'" in _wrong_decision(run)
+
+
+def test_refused_at_recovery_with_a_positive_lookup_is_wrong() -> None:
+    run = Run(2).dispatch()
+    t = run.effect.claim_until + 5
+    run.forge(kind="REFUSED", ts=t, reason="lease_dead_at_recovery", executed="false",
+              checks=_dead(run, t), lookup={"found": True, "asked_at": t})
+    assert "decides 'commit'" in _wrong_decision(run)
+
+
+def test_refused_at_recovery_at_a_dedupe_only_target_is_wrong() -> None:
+    run = Run(1).dispatch()
+    t = run.effect.claim_until + 5
+    run.forge(kind="REFUSED", ts=t, reason="lease_dead_at_recovery", executed="false",
+              checks=_dead(run, t))
+    assert "decides 'ambiguous'" in _wrong_decision(run)
+
+
+def test_refused_at_recovery_after_a_negative_lookup_conforms() -> None:
+    run = Run(2).dispatch()
+    t = run.effect.claim_until + 5
+    run.forge(kind="REFUSED", ts=t, reason="lease_dead_at_recovery", executed="false",
+              checks=_dead(run, t), lookup={"found": False, "asked_at": t})
+    assert oracle.check(run.text).valid is True
+
+
+def test_ambiguous_at_a_queryable_target_is_wrong() -> None:
+    run = Run(2).dispatch()
+    t = run.effect.claim_until + 5
+    run.forge(kind="AMBIGUOUS", ts=t, reason="no_dedup_no_lookup", checks=run.ok_checks(t))
+    assert "decides 'query'" in _wrong_decision(run)
+
+
+def test_ambiguous_after_a_negative_lookup_is_wrong_when_a_resend_is_safe() -> None:
+    run = Run(2).dispatch()
+    t = run.effect.claim_until + 5
+    run.forge(kind="AMBIGUOUS", ts=t, reason="no_dedup_no_lookup", checks=run.ok_checks(t),
+              lookup={"found": False, "asked_at": t})
+    assert "decides 'resend'" in _wrong_decision(run)
+
+
+def test_dispatch_with_failed_checks_is_a_wrong_decision() -> None:
+    run = Run(2)
+    run.step(kernel.Propose(10, run.proposal))
+    run.step(kernel.Authorize(11, run.lease, FACTS))
+    checks = {**run.ok_checks(12), "stale": ["refunded"]}
+    run.forge(kind="DISPATCHED", ts=12, attempt=1, phase="dispatch", deadline=212,
+              claim_until=312, first_sent_at=12, checks=checks)
+    assert "DISPATCHED although the recorded checks failed" in _wrong_decision(run)
+
+
+def test_a_final_entry_before_dispatch_is_an_illegal_transition() -> None:
+    run = Run(2)
+    run.step(kernel.Propose(10, run.proposal))
+    run.forge(kind="COMMITTED", ts=11, via="ack", attempt=1)
+    verdict = oracle.check(run.text)
+    assert verdict.anomalies[0]["type"] == "illegal_transition"
+    assert verdict.first == f"line 2: COMMITTED cannot follow PROPOSED for effect {run.eid[:12]}"
+
+
+def test_an_entry_for_an_unproposed_effect_is_an_illegal_transition() -> None:
+    run = Run(2).forge(kind="AUTHORIZED", ts=1, checks=Run(2).ok_checks(1))
+    assert oracle.check(run.text).anomalies[0]["type"] == "illegal_transition"
+
+
+def test_a_proposed_entry_whose_id_does_not_match_its_key_is_k3() -> None:
+    run = Run(2)
+    run.step(kernel.Propose(10, run.proposal))
+    entry = verify(run.text).entries[0]
+    forged = Run(2).forge(**{k: v for k, v in entry.items() if k not in ("seq", "prev", "hash")}
+                          | {"key": {"order": 882}})
+    verdict = oracle.check(forged.text)
+    assert verdict.anomalies[0]["type"] == "bad_decision_record"
+    assert verdict.anomalies[0]["invariant"] == "K3"
+
+
+# ---------------------------------------------------------------- invariants by name
+
+
+def test_k1_a_send_with_no_dispatched_entry() -> None:
+    run = Run(1).happy()
+    run.history.append({"op": "send", "effect_id": run.eid, "attempt": 2, "ts": 20})
+    assert "K1" in invariants_named(oracle.check(run.text, run.history))
+
+
+def test_k1_a_send_before_its_dispatched_entry() -> None:
+    run = Run(1).happy()
+    run.history[0]["ts"] = 5  # DISPATCHED was journaled at 12
+    verdict = oracle.check(run.text, run.history)
+    assert invariants_named(verdict) == {"K1"}
+    assert verdict.anomalies[0]["witnesses"] == ["h0"]
+
+
+def test_k2_an_effect_applied_twice() -> None:
+    run = Run(1).happy()
+    run.apply_at_target(15)
+    verdict = oracle.check(run.text, run.history)
+    assert invariants_named(verdict) == {"K2"}
+    assert verdict.anomalies[0]["type"] == "applied_twice"
+
+
+def test_k2_a_tier_3_effect_sent_twice() -> None:
+    run = Run(3).happy()
+    run.history.append({"op": "send", "effect_id": run.eid, "attempt": 1, "ts": 1000})
+    types = {a["type"] for a in oracle.check(run.text, run.history).anomalies}
+    assert "tier3_resent" in types
+
+
+def test_k3_an_application_with_another_payload() -> None:
+    run = Run(2).dispatch()
+    run.apply_at_target(13, digest="f" * 64)
+    run.step(kernel.Ack(14, 1))
+    assert invariants_named(oracle.check(run.text, run.history)) == {"K3"}
+
+
+def test_k4_a_send_after_the_lease_expired() -> None:
+    run = Run(2, lease_expires=100).dispatch()
+    run.history[0]["ts"] = 150  # the request left the worker after the lease ended
+    run.apply_at_target(151)
+    run.step(kernel.Ack(152, 1))
+    verdict = oracle.check(run.text, run.history)
+    assert invariants_named(verdict) == {"K4"}
+    assert verdict.first.startswith("K4: ")
+
+
+def test_k6_a_second_send_while_the_first_may_be_in_flight() -> None:
+    run = Run(1).happy()
+    run.history.append({"op": "send", "effect_id": run.eid, "attempt": 1, "ts": 100})
+    assert invariants_named(oracle.check(run.text, run.history)) == {"K6"}
+
+
+def test_k7_committed_but_never_applied() -> None:
+    run = Run(1).dispatch()
+    run.step(kernel.Ack(14, 1))
+    verdict = oracle.check(run.text, run.history)
+    assert invariants_named(verdict) == {"K7"}
+    assert verdict.anomalies[0]["type"] == "committed_not_applied"
+
+
+def _refused_at_recovery(run: Run) -> Run:
+    t = run.effect.claim_until
+    dead = kernel.Lease("L", run.lease.expires_at, revoked=True)
+    run.step(kernel.Recover(t, dead, FACTS, kernel.Lookup(False, t)))
+    assert run.effect.state is kernel.State.REFUSED
+    return run
+
+
+def test_k7_refused_as_never_applied_but_the_target_applied_it() -> None:
+    run = _refused_at_recovery(Run(2).dispatch())
+    assert oracle.check(run.text, run.history).valid is True
+    run.apply_at_target(13)
+    verdict = oracle.check(run.text, run.history)
+    assert invariants_named(verdict) == {"K7"}
+    assert verdict.anomalies[0]["type"] == "refused_but_applied"
+
+
+def test_k9_unresolved_only_when_the_history_is_complete() -> None:
+    run = Run(2).dispatch()
+    assert oracle.check(run.text, run.history).valid is True
+    assert invariants_named(oracle.check(run.text, run.history, complete=True)) == {"K9"}
+
+
+# The oracle stops at the first divergence: a dispatch on stale premises or a refusal without
+# cause is already a wrong decision, so K5 and K10 are judged here by the predicates directly.
+
+
+def _entries_with(run: Run, **body: Any) -> list[dict[str, Any]]:
+    return verify(run.forge(**body).text).entries
+
+
+def test_k5_a_send_after_a_failed_premise_check() -> None:
+    run = Run(2)
+    run.step(kernel.Propose(10, run.proposal))
+    run.step(kernel.Authorize(11, run.lease, FACTS))
+    checks = {**run.ok_checks(12), "stale": ["refunded"]}
+    entries = _entries_with(run, kind="DISPATCHED", ts=12, attempt=1, phase="dispatch",
+                            deadline=212, claim_until=312, first_sent_at=12, checks=checks)
+    history = [{"op": "send", "effect_id": run.eid, "attempt": 1, "ts": 12}]
+    named = {v.invariant for v in invariants.check(entries, history)}
+    assert named == {"K5"}
+
+
+def test_k10_a_refusal_while_the_lease_was_live_and_premises_held() -> None:
+    run = Run(2)
+    run.step(kernel.Propose(10, run.proposal))
+    entries = _entries_with(run, kind="REFUSED", ts=11, reason="lease_dead", executed="false",
+                            checks=run.ok_checks(11))
+    assert {v.invariant for v in invariants.check(entries)} == {"K10"}
+    assert oracle.check(run.text).anomalies[0]["type"] == "wrong_decision"
+
+
+def test_k7_a_needless_ambiguity_at_a_queryable_target() -> None:
+    run = Run(2).dispatch()
+    t = run.effect.claim_until
+    entries = _entries_with(run, kind="AMBIGUOUS", ts=t, reason="x", checks=run.ok_checks(t))
+    assert [v.type for v in invariants.check(entries)] == ["needless_ambiguity"]
+
+
+def test_the_kernel_alerts_k7_when_a_late_ack_contradicts_a_refusal() -> None:
+    run = _refused_at_recovery(Run(2).dispatch())
+    commands = run.step(kernel.Ack(run.effect.claim_until + 50, 1))
+    assert [c.invariant for c in commands if isinstance(c, kernel.Alert)] == ["K7"]
+
+
+# ---------------------------------------------------------------- the command line
+
+
+def cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "kernel", "check", *map(str, args)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def history_file(tmp_path: Path, history: list[dict[str, Any]]) -> Path:
+    return write(tmp_path, "history.jsonl", "".join(json.dumps(h) + "\n" for h in history))
+
+
+def test_cli_exit_0_on_a_valid_journal(tmp_path: Path) -> None:
+    run = Run(2).happy()
+    out = cli(write(tmp_path, "j.jsonl", run.text), "--history",
+              history_file(tmp_path, run.history), "--complete")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[0] == "valid: true"
+
+
+def _corruptions(lines: list[str]) -> dict[str, tuple[list[str], int]]:
+    edited = lines[2].replace('"attempt":1', '"attempt":2')
+    return {"edit": ([*lines[:2], edited, *lines[3:]], 3),
+            "drop": ([lines[0], *lines[2:]], 2),
+            "insert": ([*lines[:2], lines[1], *lines[2:]], 3),
+            "reorder": ([lines[0], lines[2], lines[1], lines[3]], 2)}
+
+
+@pytest.mark.parametrize("how", ["edit", "drop", "insert", "reorder"])
+def test_cli_exit_1_and_names_the_line_of_a_corruption(tmp_path: Path, how: str) -> None:
+    lines, line_no = _corruptions(Run(1).happy().lines)[how]
+    out = cli(write(tmp_path, "j.jsonl", "".join(lines)))
+    assert out.returncode == 1, out.stdout + out.stderr
+    first_sentence = out.stdout.splitlines()[1]
+    assert first_sentence.startswith(f"line {line_no}: "), first_sentence
+
+
+def test_cli_exit_2_on_an_unresolved_dispatch_without_history(tmp_path: Path) -> None:
+    out = cli(write(tmp_path, "j.jsonl", Run(2).dispatch().text))
+    assert out.returncode == 2
+    assert out.stdout.splitlines()[0] == "valid: unknown"
+
+
+def test_cli_exit_1_when_complete_and_unresolved(tmp_path: Path) -> None:
+    out = cli(write(tmp_path, "j.jsonl", Run(2).dispatch().text), "--complete")
+    assert out.returncode == 1 and out.stdout.splitlines()[1].startswith("K9: ")
+
+
+def test_cli_reports_an_invariant_from_the_history(tmp_path: Path) -> None:
+    run = Run(1).happy()
+    run.apply_at_target(15)
+    out = cli(write(tmp_path, "j.jsonl", run.text), "--history",
+              history_file(tmp_path, run.history))
+    assert out.returncode == 1 and out.stdout.splitlines()[1].startswith("K2: ")
+
+
+def test_cli_json_output_is_the_verdict(tmp_path: Path) -> None:
+    out = cli(write(tmp_path, "j.jsonl", Run(2).dispatch().text), "--json")
+    verdict = json.loads(out.stdout)
+    assert out.returncode == 2
+    assert verdict["valid"] == "unknown" and verdict["entries"] == 3
+
+
+def test_cli_now_flags_a_journal_from_the_future(tmp_path: Path) -> None:
+    out = cli(write(tmp_path, "j.jsonl", Run(2).happy().text), "--now", "11")
+    assert out.returncode == 1
+    assert out.stdout.splitlines()[1] == "line 3: ts 12 is later than now (11)"
+
+
+def test_cli_254_on_a_missing_journal(tmp_path: Path) -> None:
+    out = cli(tmp_path / "nope.jsonl")
+    assert out.returncode == 254 and "cannot read journal" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize("line", ["{not json", '{"op": "delete", "effect_id": "x", "ts": 1}',
+                                  '{"op": "send", "effect_id": "x", "ts": "1"}', "[1]"])
+def test_cli_254_on_a_bad_history_line(tmp_path: Path, line: str) -> None:
+    journal = write(tmp_path, "j.jsonl", Run(2).happy().text)
+    history = write(tmp_path, "h.jsonl", '{"op": "apply", "effect_id": "x", "ts": 1}\n'
+                    + line + "\n")
+    out = cli(journal, "--history", history)
+    assert out.returncode == 254 and "history line 2" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_cli_254_on_a_missing_history_file(tmp_path: Path) -> None:
+    out = cli(write(tmp_path, "j.jsonl", ""), "--history", tmp_path / "none.jsonl")
+    assert out.returncode == 254 and "cannot read history" in out.stderr
+
+
+@pytest.mark.parametrize("args", [[], ["--now", "soon"], ["--bogus"]])
+def test_cli_254_on_bad_arguments(tmp_path: Path, args: list[str]) -> None:
+    journal = write(tmp_path, "j.jsonl", "")
+    out = cli(*([journal] if args else []), *args)
+    assert out.returncode == 254 and "error:" in out.stderr
+
+
+def test_cli_never_prints_a_traceback_on_garbage(tmp_path: Path) -> None:
+    out = cli(write(tmp_path, "j.jsonl", '{"seq": 0}\n\x00\xff garbage\n'))
+    assert out.returncode == 1 and "Traceback" not in out.stderr
