@@ -53,13 +53,22 @@ class Result:
         return out
 
 
-def guarded(fn, *args):
+def guarded(fn, *args, what=None, where=None):
     try:
         return fn(*args)
-    except TLAError:
-        raise
+    except TLAError as exc:
+        raise located(exc, what, where) from None
     except PY_ERRORS as exc:
-        raise TLAError(f"evaluation error: {type(exc).__name__}: {exc}") from None
+        raise located(TLAError(f"evaluation error: {type(exc).__name__}: {exc}"), what,
+                      where) from None
+
+
+def located(exc, what, where):
+    if what and "while evaluating" not in exc.message:
+        exc.message += f" (while evaluating {what})"
+    if exc.where is None:
+        exc.where = where
+    return exc
 
 
 def canonicaliser(model):
@@ -110,7 +119,7 @@ class Explorer:
 
     def first_bad_invariant(self, state):
         for name, inv in self.model.invariants:
-            ok = guarded(inv, state)
+            ok = guarded(inv, state, what=f"invariant {name}", where=self.model.where(name))
             if ok is not True:
                 if ok is not False:
                     raise TLAError(f"invariant {name} is not a boolean")
@@ -132,7 +141,8 @@ class Explorer:
         """Explore; returns ("ok"|"invariant"|"deadlock", name, bad_index, extra_state)."""
         m = self.model
         inits = []
-        guarded(m.init_fn, None, inits.append)
+        guarded(m.init_fn, None, inits.append, what="the initial predicate",
+                where=m.where(m.cfg.init or m.cfg.spec))
         self.generated += len(inits)
         for t in inits:
             bad = self.first_bad_invariant(t)
@@ -183,11 +193,9 @@ class Explorer:
             del succ[:]
             try:
                 next_fn(s, emit)
-            except TLAError:
-                raise
-            except PY_ERRORS as exc:
-                raise TLAError(f"evaluation error in the next-state relation: "
-                               f"{type(exc).__name__}: {exc}") from None
+            except (TLAError,) + PY_ERRORS:
+                guarded(next_fn, s, emit, what="the next-state relation",
+                        where=m.where(m.cfg.next or m.cfg.spec))
             self.generated += len(succ)
             if not succ and deadlock:
                 return ("deadlock", None, idx, None)
@@ -208,9 +216,8 @@ class Explorer:
                 for name, inv in invs:
                     try:
                         ok = inv(t)
-                    except PY_ERRORS as exc:
-                        raise TLAError(f"evaluation error in invariant {name}: "
-                                       f"{type(exc).__name__}: {exc}") from None
+                    except (TLAError,) + PY_ERRORS:
+                        ok = guarded(inv, t, what=f"invariant {name}", where=m.where(name))
                     if ok is not True:
                         if ok is not False:
                             raise TLAError(f"invariant {name} evaluated to a non-boolean")

@@ -658,11 +658,15 @@ class Compiler:
         items = node.items
         cur_env = env
         for item in items[:-1]:
-            b = self.lookup(item.operator, cur_env, item)
+            name = item if isinstance(item, str) else item.operator
+            b = self.lookup(name, cur_env, node)
             if not isinstance(b, InstB):
-                raise self.err(f"{item.operator} is not an instance", item, env)
+                raise self.err(f"{name} is not an instance (unsupported subexpression reference)",
+                               node, env)
             cur_env = b.env
         last = items[-1]
+        if isinstance(last, str):
+            return self.lookup(last, cur_env, node), [], cur_env
         if name_of(last) != "OperatorApplication":
             raise self.err("unsupported subexpression reference", node, env)
         b = self.lookup(last.operator, cur_env, last)

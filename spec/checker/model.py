@@ -12,6 +12,7 @@ from .cfg import parse_cfg
 from .compiler import Compiler, NeedsState, name_of
 from .errors import TLAError
 from .frontend import Loader, canonical_op, pos
+from .semantic import check_names
 from .scope import ArgB, ConstB, DefB, VarB, build_scope, flatten_modules
 from .values import FnDict, ModelValue, enum, show
 
@@ -41,6 +42,7 @@ class Model:
         self.var_names = []
         self.compiler = Compiler(self.var_names)
         self.env = build_scope(self.loader, self.root, self.bind_decl)
+        check_names(self.loader, self.root, self.env)
         self.apply_cfg_overrides()
         self.check_assumptions()
         self.fairness = []
@@ -232,6 +234,12 @@ class Model:
         return maps
 
     # --- helpers for other modules ------------------------------------------
+    def where(self, name):
+        b = self.env.get(name)
+        if isinstance(b, DefB):
+            return pos(b.node, b.env.get(" path", self.spec_path))
+        return None
+
     def state_fn(self, node, env):
         return self.compiler.state_function(node, env)
 

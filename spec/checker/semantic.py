@@ -1,0 +1,119 @@
+"""Semantic pass: every name in every definition must resolve, with the right arity.
+
+Compilation is lazy (only what the cfg reaches is compiled), so this walk over
+all definitions of the root module and the modules it extends reports an
+unknown name or a wrong number of arguments anywhere, with file:line:column.
+"""
+import re
+
+from tla import _langdef
+
+from .compiler import BUILTIN_FUNCS, BUILTIN_HIGHER, BUILTIN_VALUES, name_of
+from .errors import TLAError
+from .frontend import pos
+from .scope import DefB, flatten_modules
+
+IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
+KNOWN = set(BUILTIN_FUNCS) | set(BUILTIN_HIGHER) | set(BUILTIN_VALUES) | {
+    "TLCGet", "TLCSet", "JavaTime", "Any", "TRUE", "FALSE"} | set(_langdef.KEYWORDS)
+BINDERS = {"Quantification": "declarations", "SetComprehension": "declarations",
+           "Function": "declaration", "SetSlice": "declaration", "Choose": "declaration"}
+
+
+def check_names(loader, root, env):
+    for mod in flatten_modules(loader, root):
+        for unit in mod.tree.units or []:
+            if name_of(unit) != "OperatorDefinition" or name_of(unit.definiens) == "Instance":
+                continue
+            bound = {param_name(p) for p in unit.arity or []}
+            Walker(env, mod.path).walk(unit.definiens, bound)
+
+
+def param_name(p):
+    return p.operator if hasattr(p, "operator") else str(p)
+
+
+class Walker:
+    def __init__(self, env, path):
+        self.env = env
+        self.path = path
+
+    def fail(self, msg, node):
+        raise TLAError(msg, pos(node, self.path))
+
+    def walk(self, node, bound):
+        if isinstance(node, list):
+            for item in node:
+                self.walk(item, bound)
+            return
+        if not hasattr(node, "symbol"):
+            if isinstance(node, tuple):
+                for item in node:
+                    self.walk(item, bound)
+            return
+        kind = name_of(node)
+        if kind == "OperatorApplication":
+            return self.walk_app(node, bound)
+        if kind in BINDERS:
+            return self.walk_binder(node, getattr(node, BINDERS[kind]), bound)
+        if kind == "Let":
+            return self.walk_let(node, bound)
+        if kind == "Lambda":
+            return self.walk(node.expression, bound | {param_name(p) for p in node.parameters})
+        if kind == "SubexpressionReference":
+            for item in node.items:
+                if hasattr(item, "arguments") and item.arguments:
+                    self.walk(item.arguments, bound)
+            return
+        for field in node._fields:
+            if field not in ("symbol", "start", "end"):
+                self.walk(getattr(node, field), bound)
+
+    def walk_app(self, node, bound, as_argument=False):
+        name = node.operator
+        args = node.arguments or []
+        if IDENT.match(name) and name not in bound:
+            b = self.env.get(name)
+            if b is None and name not in KNOWN:
+                self.fail(f"unknown operator {name}", node)
+            if isinstance(b, DefB) and not b.node.function and len(b.params) != len(args) \
+                    and not (as_argument and not args):
+                self.fail(f"operator {name} expects {len(b.params)} arguments, got {len(args)}",
+                          node)
+        for a in args:
+            if name_of(a) == "OperatorApplication":
+                self.walk_app(a, bound, as_argument=True)
+            elif not isinstance(a, str):
+                self.walk(a, bound)
+
+    def walk_binder(self, node, decls, bound):
+        decls = decls if isinstance(decls, list) else [decls]
+        inner = set(bound)
+        for d in decls:
+            if name_of(d) == "OperatorApplication" and d.operator == "\\in" and d.arguments:
+                target, set_node = d.arguments
+                self.walk(set_node, bound)
+                inner |= target_names(target)
+            else:
+                inner |= target_names(d)
+        for field in node._fields:
+            if field not in ("symbol", "start", "end", "declarations", "declaration"):
+                self.walk(getattr(node, field), inner)
+
+    def walk_let(self, node, bound):
+        inner = set(bound)
+        for d in node.definitions:
+            if name_of(d) == "OperatorDefinition":
+                inner.add(d.name)
+        for d in node.definitions:
+            if name_of(d) == "OperatorDefinition":
+                self.walk(d.definiens, inner | {param_name(p) for p in d.arity or []})
+        self.walk(node.expression, inner)
+
+
+def target_names(t):
+    if name_of(t) == "Tuple":
+        return {i.operator for i in t.items}
+    if hasattr(t, "operator"):
+        return {t.operator}
+    return set()
