@@ -1,0 +1,177 @@
+"""Fault plans: what goes wrong in one simulated run, as plain data.
+
+How it works. A ``FaultPlan`` names every fault a run can suffer: where the worker crashes
+(a protocol point, not a wall-clock time, so the same plan means the same story for every
+system), how long it stays down, what the world does meanwhile, extra submissions, a model
+that re-decides, a slow or unanswered request, a lagging lookup, and the network's timing.
+The catalogue of DESIGN.md section 6 is ``CATALOGUE`` (name -> plan); ``plan_from_seed``
+draws a random plan from a seed with one ``random.Random``; ``REFERENCE`` holds the
+reference outcomes of section 6 that the fixed table must reproduce.
+
+Crash points, in protocol order:
+- ``before_send``: the decision is made (and, for the kernel, DISPATCHED is durable), nothing
+  has left the worker yet;
+- ``sent``: the request left; the crash comes ``crash_delay`` ms later (in flight or after);
+- ``after_apply``: the target applied the request; the answer has not arrived;
+- ``after_ack``: the answer arrived; the crash hits while it is being recorded (``torn``
+  tears the journal line being written).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+CRASH_POINTS = ("before_send", "sent", "after_apply", "after_ack")
+WORLD_EVENTS = ("manual_refund", "revoke_lease", "withdraw_approval")
+DEDUP_WINDOW = 60_000  # ms: the dedup window of deduplicating targets in the simulator
+
+
+@dataclass(frozen=True, slots=True)
+class FaultPlan:
+    """Everything that goes wrong in one run. The defaults are the happy path."""
+
+    name: str = "happy path"
+    crash: str | None = None  # one of CRASH_POINTS, or no crash
+    crash_delay: int = 0  # ms after the crash point
+    torn: bool = False  # the crash tears the journal line being written
+    outage: int = 1_000  # ms from the crash to the restart
+    recoverers: int = 1  # workers restarting at once after the crash
+    before_dispatch: tuple[str, ...] = ()  # world events between decision and dispatch
+    during_outage: tuple[str, ...] = ()  # world events while the worker is down
+    duplicate_submits: int = 0  # extra submissions of the same request
+    duplicate_at: int = 20  # ms: when the extra submissions arrive
+    conflicting_amount: int | None = None  # a second submission: same decision, other amount
+    redecide_amount: int | None = None  # what the model decides when it runs again
+    slow_send: int = 0  # extra ms on the first request's way to the target
+    ack_lost: bool = False  # the first answer never arrives
+    late_ack: int = 0  # extra ms on the first answer's way back
+    lookup_lag: int | None = None  # override the queryable target's lookup lag (ms)
+    net_latency: int = 40  # ms: base one-way latency
+    net_jitter: int = 0  # ms: mean of the exponential extra latency
+
+    def __post_init__(self) -> None:
+        if self.crash is not None and self.crash not in CRASH_POINTS:
+            raise ValueError(f"unknown crash point {self.crash!r} (known: {CRASH_POINTS})")
+        for event in self.before_dispatch + self.during_outage:
+            if event not in WORLD_EVENTS:
+                raise ValueError(f"unknown world event {event!r} (known: {WORLD_EVENTS})")
+        if self.recoverers < 1:
+            raise ValueError("at least one worker must recover")
+
+    def as_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["before_dispatch"] = list(self.before_dispatch)
+        data["during_outage"] = list(self.during_outage)
+        return data
+
+    def summary(self) -> str:
+        """A short human description: only the fields that differ from the happy path."""
+        base = FaultPlan()
+        parts = []
+        for name, value in sorted(asdict(self).items()):
+            if name == "name" or value == getattr(base, name):
+                continue
+            if isinstance(value, tuple):
+                value = "+".join(value)
+            parts.append(f"{name}={value}")
+        return ", ".join(parts) or "no faults"
+
+
+_CRASH_BEFORE_SEND = FaultPlan(crash="before_send", outage=1_000)
+_CRASH_AFTER_APPLY = FaultPlan(crash="after_apply", outage=1_000)
+
+CATALOGUE: dict[str, FaultPlan] = {plan.name: plan for plan in (
+    FaultPlan(name="happy path"),
+    replace(_CRASH_BEFORE_SEND, name="crash before send"),
+    replace(_CRASH_AFTER_APPLY, name="crash before ack"),
+    FaultPlan(name="duplicate submit", duplicate_submits=1),
+    replace(_CRASH_AFTER_APPLY, name="model re-decides $30", redecide_amount=30),
+    FaultPlan(name="conflicting payload", conflicting_amount=25),
+    FaultPlan(name="lease revoked", before_dispatch=("revoke_lease",)),
+    FaultPlan(name="stale premise", before_dispatch=("withdraw_approval",)),
+    replace(_CRASH_BEFORE_SEND, name="manual refund during outage",
+            during_outage=("manual_refund",)),
+    replace(_CRASH_BEFORE_SEND, name="lease revoked during outage",
+            during_outage=("revoke_lease",)),
+    replace(_CRASH_AFTER_APPLY, name="key expired before recovery",
+            outage=DEDUP_WINDOW + 10_000),
+    FaultPlan(name="recovery racing a slow send", crash="sent", crash_delay=100, outage=500,
+              slow_send=1_800),
+    replace(_CRASH_BEFORE_SEND, name="two workers recovering", recoverers=2),
+    FaultPlan(name="lookup lag at tier 2", crash="sent", crash_delay=100, outage=200,
+              slow_send=1_800, lookup_lag=900),
+    FaultPlan(name="torn journal write", crash="after_ack", torn=True, outage=1_000),
+)}
+
+# Reference outcomes of DESIGN.md section 6: (fault, system, tier) -> (dollars, outcome word).
+# The outcome word must appear among the run's outcomes ("" = no requirement beyond dollars).
+_K = "kernel"
+REFERENCE: dict[tuple[str, str, str], tuple[int, str]] = {}
+
+
+def _ref(fault: str, kernel: tuple[tuple[int, str], ...], naive: int, keyed: int) -> None:
+    for tier, cell in zip(("t1", "t2", "t3"), kernel, strict=True):
+        REFERENCE[(fault, _K, tier)] = cell
+    REFERENCE[(fault, "naive", "t1")] = (naive, "")
+    REFERENCE[(fault, "idempotency", "t1")] = (keyed, "")
+    REFERENCE[(fault, "durable", "t1")] = (keyed, "")
+
+
+_C, _R, _A = "COMMITTED", "REFUSED", "AMBIGUOUS"
+_ref("happy path", ((20, _C), (20, _C), (20, _C)), 20, 20)
+_ref("crash before send", ((20, _C), (20, _C), (0, _A)), 20, 20)
+_ref("crash before ack", ((20, _C), (20, _C), (20, _A)), 40, 20)
+_ref("duplicate submit", ((20, _C), (20, _C), (20, _C)), 40, 20)
+_ref("model re-decides $30", ((20, "REJECTED"), (20, "REJECTED"), (20, "REJECTED")), 50, 20)
+_ref("lease revoked", ((0, _R), (0, _R), (0, _R)), 20, 20)
+_ref("stale premise", ((0, _R), (0, _R), (0, _R)), 20, 20)
+_ref("manual refund during outage", ((20, _R), (20, _R), (20, _A)), 40, 40)
+_ref("lease revoked during outage", ((0, _R), (0, _R), (0, _A)), 20, 20)
+_ref("key expired before recovery", ((20, _C), (20, _C), (20, _A)), 40, 40)
+
+# Verdicts the reference gives the baselines at t1 (True = FAIL).
+REFERENCE_FAILS: dict[tuple[str, str], bool] = {}
+for _fault, _fails in {
+    "happy path": (False, False), "crash before send": (False, False),
+    "crash before ack": (True, False), "duplicate submit": (True, False),
+    "model re-decides $30": (True, False), "lease revoked": (True, True),
+    "stale premise": (True, True), "manual refund during outage": (True, True),
+    "lease revoked during outage": (True, True), "key expired before recovery": (True, True),
+}.items():
+    REFERENCE_FAILS[(_fault, "naive")] = _fails[0]
+    REFERENCE_FAILS[(_fault, "idempotency")] = _fails[1]
+    REFERENCE_FAILS[(_fault, "durable")] = _fails[1]
+
+
+def _events(rng: random.Random, p: float) -> tuple[str, ...]:
+    return tuple(e for e in WORLD_EVENTS if rng.random() < p)
+
+
+def plan_from_seed(seed: int) -> FaultPlan:
+    """A random plan: one ``random.Random(seed)``, every field drawn in a fixed order."""
+    r = random.Random(seed)
+    crash = r.choice((None, "before_send", "sent", "sent", "after_apply", "after_ack"))
+    outage = r.choice((r.randint(50, 3_000), r.randint(3_000, 30_000),
+                       r.randint(DEDUP_WINDOW - 6_000, DEDUP_WINDOW + 30_000)))
+    return FaultPlan(
+        name=f"random {seed}",
+        crash=crash,
+        crash_delay=r.choice((0, r.randint(1, 3_000))) if crash == "sent" else 0,
+        torn=crash is not None and r.random() < 0.3,
+        outage=outage,
+        recoverers=2 if r.random() < 0.15 else 1,
+        before_dispatch=_events(r, 0.08),
+        during_outage=_events(r, 0.25) if crash else (),
+        duplicate_submits=r.choice((0, 0, 0, 1, 2)),
+        duplicate_at=r.randint(0, 5_000),
+        conflicting_amount=r.choice((None, None, None, None, 25)),
+        redecide_amount=r.choice((None, None, None, 30)),
+        slow_send=r.choice((0, 0, 0, r.randint(200, 2_600))),
+        ack_lost=r.random() < 0.12,
+        late_ack=r.choice((0, 0, 0, 0, r.randint(500, 4_000))),
+        lookup_lag=r.choice((None, r.randint(0, 900))),
+        net_latency=r.randint(1, 200),
+        net_jitter=r.choice((0, r.randint(1, 300))),
+    )

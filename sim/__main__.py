@@ -1,0 +1,5 @@
+"""``python -m sim`` is ``python run_all.py``."""
+
+from sim.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,158 @@
+"""``python run_all.py``: regenerate every table, plot and trace under results/ from nothing.
+
+How it works. The seed and knobs are printed first. Then, in order: the fixed fault table
+(every catalogue row x system x tier, one traced run each, written with its traces); the
+sweep (``--cases`` seeded random plans, each against every system at every tier, spread over
+``--jobs`` processes and merged in seed order); the shrinker (Hypothesis, derandomized: the
+smallest failing story of each baseline, and none for the kernel); the plots. Output bytes
+depend only on the seeds and knobs. ``--replay SEED --system S --tier T`` re-runs one sweep
+case alone and prints its full timeline; ``--fault NAME`` does the same for a catalogue row.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from faults.plans import CATALOGUE
+from faults.systems import SYSTEM_NAMES
+from sim import fixed, report, trace
+from sim.tiers import TIER_NAMES
+
+DEFAULT_CASES = 2_000
+DEFAULT_SEED = 0
+
+
+class UsageError(Exception):
+    """A bad argument: printed as one line, no traceback."""
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="run_all.py",
+        description="Regenerate results/ from nothing: the fixed fault table (DESIGN.md "
+                    "section 6) for every system at every tier, a seeded sweep of random "
+                    "fault plans, the smallest failing story of each baseline, plots, and "
+                    "the traces the viewer reads. Same seeds, same bytes.",
+        epilog="Systems: " + ", ".join(SYSTEM_NAMES) + ". Tiers: t1 (dedupes + lookup, "
+               "Stripe-like), t1d (dedupes only), t2 (lookup only, lagging), t3 (neither). "
+               "Replay a failing sweep case: run_all.py --replay SEED --system naive --tier "
+               "t2. Replay a catalogue row: run_all.py --fault 'crash before ack' --system "
+               "kernel --tier t3.")
+    p.add_argument("--cases", type=int, default=DEFAULT_CASES,
+                   help=f"sweep cases, each run against every system and tier "
+                        f"(default {DEFAULT_CASES})")
+    p.add_argument("--seed", type=int, default=DEFAULT_SEED,
+                   help="first sweep seed; case i uses seed SEED+i (default 0)")
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                   help="worker processes (default: all cores)")
+    p.add_argument("--out", default="results", help="output directory (default results)")
+    p.add_argument("--no-plots", action="store_true", help="skip the plots")
+    p.add_argument("--no-shrink", action="store_true", help="skip the Hypothesis shrinker")
+    p.add_argument("--replay", type=int, metavar="SEED",
+                   help="re-run one sweep case and print its timeline (needs --system, --tier)")
+    p.add_argument("--fault", metavar="NAME",
+                   help="re-run one catalogue row and print its timeline (needs --system, "
+                        "--tier)")
+    p.add_argument("--system", help="system to replay: " + ", ".join(SYSTEM_NAMES))
+    p.add_argument("--tier", help="tier to replay: " + ", ".join(TIER_NAMES))
+    p.add_argument("--json", action="store_true", help="with --replay/--fault: print the "
+                                                       "trace as JSON instead of text")
+    return p
+
+
+def check(args: argparse.Namespace) -> None:
+    if args.cases < 0:
+        raise UsageError(f"--cases must be 0 or more, not {args.cases}")
+    if args.jobs < 1:
+        raise UsageError(f"--jobs must be at least 1, not {args.jobs}")
+    if args.replay is not None and args.fault is not None:
+        raise UsageError("give either --replay SEED or --fault NAME, not both")
+    if args.replay is not None or args.fault is not None:
+        if args.system not in SYSTEM_NAMES:
+            raise UsageError(f"--system must be one of {', '.join(SYSTEM_NAMES)} "
+                             f"(got {args.system!r})")
+        if args.tier not in TIER_NAMES:
+            raise UsageError(f"--tier must be one of {', '.join(TIER_NAMES)} "
+                             f"(got {args.tier!r})")
+    if args.fault is not None and args.fault not in CATALOGUE:
+        raise UsageError(f"unknown fault {args.fault!r}; known: {', '.join(CATALOGUE)}")
+
+
+def replay(args: argparse.Namespace) -> int:
+    from sim import sweep
+
+    if args.fault is not None:
+        doc = fixed.run_cell((args.fault, args.system, args.tier))
+    else:
+        doc = sweep.replay(args.replay, args.system, args.tier)
+    print(trace.dumps(doc) if args.json else trace.timeline(doc), end="" if args.json else "\n")
+    return 0 if doc["verdict"] == "ok" else 1
+
+
+def say(msg: str) -> None:
+    print(msg, flush=True)
+
+
+def generate(args: argparse.Namespace) -> int:
+    from sim import parallel
+
+    out = Path(args.out)
+    started = time.perf_counter()
+    say(f"run_all: seed={args.seed} cases={args.cases} jobs={args.jobs} out={args.out} "
+        f"systems={','.join(SYSTEM_NAMES)} tiers={','.join(TIER_NAMES)} "
+        f"faults={len(CATALOGUE)} fixed_seed={fixed.FIXED_SEED}")
+    out.mkdir(parents=True, exist_ok=True)
+    report.clean(out)
+    with parallel.pool(args.jobs) as pool:
+        say(f"[1/4] fixed table: {len(fixed.cells())} runs")
+        docs = parallel.map_ordered(pool, fixed.run_cell, fixed.cells())
+        rows = [fixed.row(d) for d in docs]
+        report.write_traces(out, docs)
+        report.write_json(out / "fixed_table.json", {"seed": fixed.FIXED_SEED, "rows": rows})
+        report.write_text(out / "fixed_table.md", report.fixed_markdown(rows))
+        bad = [r for r in rows if r["matches_reference"] is False]
+        say(f"      {len(rows)} cells, {len(bad)} differ from the reference")
+        for r in bad:
+            say(f"      differs: {r['id']} -> python run_all.py --fault '{r['fault']}' "
+                f"--system {r['system']} --tier {r['tier']}")
+        status = stages(args, out, pool, rows)
+    say(f"done in {time.perf_counter() - started:.1f} s")
+    return status
+
+
+def stages(args: argparse.Namespace, out: Path, pool: Any, rows: list[dict[str, Any]]) -> int:
+    """The sweep, the shrinker and the plots (filled in as they land)."""
+    from sim import plots, shrink, sweep
+
+    say(f"[2/4] sweep: {args.cases} cases x {len(SYSTEM_NAMES)} systems x "
+        f"{len(TIER_NAMES)} tiers")
+    summary = sweep.run(pool, args.seed, args.cases, out, say)
+    stories = None
+    if not args.no_shrink:
+        say("[3/4] shrinker: smallest failing story per system")
+        stories = shrink.run(pool, out, say)
+    if not args.no_plots:
+        say("[4/4] plots")
+        plots.write(out, rows, summary)
+    kernel_bad = summary["kernel_failures"] + (stories or {}).get("kernel_found", 0)
+    return 1 if kernel_bad else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        check(args)
+        if args.replay is not None or args.fault is not None:
+            return replay(args)
+        return generate(args)
+    except UsageError as exc:
+        print(f"run_all.py: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("run_all.py: interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,123 @@
+"""The refund story: the first scenario plugged into the world.
+
+How it works. A customer paid $100 on order 881; support case 4471 approves one $20 partial
+refund; an agent (the model) decides the amount and the system under test carries it out.
+The scenario supplies what is specific to it: the jobs submitted, the agent's decision (it
+may re-decide on a re-run), the facts a decision relies on, what an application does to the
+world, the world events (support refunds by hand, the approval is withdrawn) and what counts
+as harm. Another scenario (parallel coding agents on one repository) plugs in the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from faults.plans import FaultPlan
+
+ORDER, CASE, PAID, APPROVED = 881, 4471, 100, 20
+DECISION = f"order-{ORDER}/case-{CASE}"
+
+
+@dataclass(slots=True)
+class Job:
+    """One submission of a request to the system under test."""
+
+    id: int
+    at: int
+    amount: int
+    kind: str  # "original" | "duplicate" | "conflicting"
+    arrived: bool = False
+    done: bool = False
+    outcome: str = ""
+    done_at: int | None = None
+
+
+class RefundStory:
+    name = "refund"
+    approved = APPROVED
+
+    def __init__(self) -> None:
+        self.hand = 0  # refunded by support, by hand
+        self.approval = APPROVED  # what case 4471 approves now
+        self.system_total = 0
+        self.own: dict[str, int] = {}  # decision or effect id -> amount applied for it
+        self.first_amount: dict[str, int] = {}
+        self.first_premises: dict[str, dict[str, Any]] = {}
+
+    # ---------------------------------------------------------------- jobs and decisions
+
+    @staticmethod
+    def jobs(plan: FaultPlan) -> list[Job]:
+        jobs = [Job(0, 0, APPROVED, "original")]
+        for _ in range(plan.duplicate_submits):
+            jobs.append(Job(len(jobs), plan.duplicate_at, APPROVED, "duplicate"))
+        if plan.conflicting_amount is not None:
+            jobs.append(Job(len(jobs), plan.duplicate_at, plan.conflicting_amount, "conflicting"))
+        return jobs
+
+    @staticmethod
+    def decision(job: Job) -> str:
+        return DECISION
+
+    @staticmethod
+    def decision_of(payload: dict[str, Any]) -> str:
+        return f"order-{payload['order']}/case-{payload['case']}"
+
+    @staticmethod
+    def key(job: Job) -> dict[str, int]:
+        """The decision key the kernel names the effect by."""
+        return {"case": CASE, "order": ORDER}
+
+    @staticmethod
+    def payload(job: Job, amount: int) -> dict[str, int]:
+        return {"amount": amount, "case": CASE, "order": ORDER}
+
+    def decide(self, job: Job, rerun: bool, plan: FaultPlan) -> int:
+        """The model's amount: the job's, unless it re-decides when run again."""
+        amount = job.amount
+        if rerun and plan.redecide_amount is not None and job.kind == "original":
+            amount = plan.redecide_amount
+        decision = self.decision(job)
+        if decision not in self.first_amount:
+            self.first_amount[decision] = amount
+            self.first_premises[decision] = self.facts()
+        return amount
+
+    # ---------------------------------------------------------------- facts
+
+    def facts(self, exclude: str | None = None) -> dict[str, int]:
+        """The world now; ``exclude`` removes one decision's (or effect's) own refunds."""
+        own = self.own.get(exclude, 0) if exclude is not None else 0
+        return {"case_4471.approves": self.approval, "order_881.paid": PAID,
+                "order_881.refunded": self.hand + self.system_total - own}
+
+    def premises_hold(self, decision: str) -> bool:
+        """Ground truth: the first decision's premises hold, its own refunds excluded."""
+        first = self.first_premises.get(decision)
+        return first is None or self.facts(decision) == first
+
+    # ---------------------------------------------------------------- world changes
+
+    def on_apply(self, payload: dict[str, Any], decision: str, effect_id: str | None) -> None:
+        amount = payload["amount"]
+        self.system_total += amount
+        self.own[decision] = self.own.get(decision, 0) + amount
+        if effect_id is not None:
+            self.own[effect_id] = self.own.get(effect_id, 0) + amount
+
+    def world_event(self, name: str) -> str | None:
+        """Apply a world event; returns its label, or None if nothing changed."""
+        if name == "manual_refund":
+            if self.hand + self.system_total:
+                return None  # support looks first: a refund is already on the order
+            self.hand += APPROVED
+            return f"support refunds ${APPROVED} on order {ORDER} by hand"
+        if name == "withdraw_approval":
+            self.approval = 0
+            return f"case {CASE} approval withdrawn"
+        return None
+
+    @property
+    def refunded(self) -> int:
+        return self.hand + self.system_total

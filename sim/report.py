@@ -1,0 +1,109 @@
+"""Writing results: markdown and JSON tables, trace files, with stable bytes.
+
+How it works. Every writer takes plain data and an output directory, sorts what has no
+natural order, and writes JSON with sorted keys and a trailing newline, so two runs with the
+same seeds produce identical files. Paths inside the files are relative to the output dir.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+from faults.plans import CATALOGUE
+from faults.systems import SYSTEM_NAMES
+from sim import trace
+from sim.fixed import EXPLAINED
+from sim.tiers import TIER_NAMES
+
+REF_COLUMNS = (("kernel", "t1"), ("kernel", "t2"), ("kernel", "t3"), ("naive", "t1"),
+               ("idempotency", "t1"), ("durable", "t1"))
+
+
+def write_json(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(trace.dumps(data), encoding="utf-8")
+
+
+def write_text(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+
+
+def clean(out: Path) -> None:
+    """Remove what a previous run generated, so the results come from nothing."""
+    shutil.rmtree(out / "traces", ignore_errors=True)
+    for pattern in ("*.md", "*.json", "*.png", "*.svg"):
+        for old in out.glob(pattern):
+            old.unlink()
+
+
+def write_traces(out: Path, docs: list[dict[str, Any]]) -> None:
+    index = []
+    for doc in docs:
+        write_json(out / "traces" / f"{doc['id']}.json", doc)
+        index.append({"id": doc["id"], "file": f"{doc['id']}.json", "fault": doc["fault"],
+                      "system": doc["system"], "tier": doc["tier"], "verdict": doc["verdict"],
+                      "refunded": doc["refunded"], "outcome": doc["outcome"]})
+    write_json(out / "traces" / "index.json", {
+        "version": trace.TRACE_VERSION, "format": "sim/TRACES.md",
+        "faults": list(CATALOGUE), "systems": list(SYSTEM_NAMES), "tiers": list(TIER_NAMES),
+        "traces": index})
+
+
+def cell_text(r: dict[str, Any], kernel: bool) -> str:
+    word = r["outcome"].split(" (")[0].split(";")[0] if kernel else ""
+    rejected = " +REJECTED" if kernel and "REJECTED" in r["outcome"] else ""
+    verdict = "ok" if r["verdict"] == "ok" else "**FAIL**"
+    return f"${r['refunded']} {word}{rejected} {verdict}".replace("  ", " ")
+
+
+def fixed_markdown(rows: list[dict[str, Any]]) -> str:
+    by = {(r["fault"], r["system"], r["tier"]): r for r in rows}
+    out = ["# Fixed fault table", "",
+           "Every fault of the catalogue (DESIGN.md section 6) against every system at every "
+           "tier. Dollars are what the target actually applied (system plus support by hand); "
+           "$20 is approved. t1 = dedupes and can be looked up (Stripe-like), t1d = dedupes "
+           "only, t2 = lookup only (with lag), t3 = neither. Regenerate with "
+           "`python run_all.py`; every cell's full trace is in `traces/`.", "",
+           "## Against the reference outcomes", "",
+           "Each cell: ours, then the reference in brackets; a mark shows whether they agree.",
+           ""]
+    head = ["fault"] + [f"{s} {t}" for s, t in REF_COLUMNS]
+    out += [_row(head), _row(["---"] * len(head))]
+    for fault in CATALOGUE:
+        cells = [fault]
+        for system, tier in REF_COLUMNS:
+            r = by[(fault, system, tier)]
+            exp = r["expected"]
+            ours = cell_text(r, system == "kernel")
+            if exp is None:
+                cells.append(ours + " (no reference)")
+                continue
+            ref = f"${exp['dollars']}" + (f" {exp['outcome']}" if exp["outcome"] else "") + \
+                (f" {exp['verdict']}" if "verdict" in exp else "")
+            mark = "✓" if r["matches_reference"] else "✗"
+            cells.append(f"{ours} [{ref}] {mark}")
+        out.append(_row(cells))
+    mismatches = [r for r in rows if r["matches_reference"] is False]
+    out += ["", f"Cells with a reference: {sum(r['matches_reference'] is not None for r in rows)}"
+            f"; mismatches: {len(mismatches)}."]
+    for r in mismatches:
+        out.append(f"- {r['id']}: ${r['refunded']} {r['outcome']} vs {r['expected']}")
+    out += ["", "Notes: the reference's kernel t1 labels 'retry' where this simulator's t1 "
+            "target is also queryable, so recovery confirms by lookup first (same dollars). "
+            f"kernel t1d: {EXPLAINED['kernel/t1d']}.", ""]
+    for system in SYSTEM_NAMES:
+        out += [f"## {system}", ""]
+        head = ["fault"] + list(TIER_NAMES)
+        out += [_row(head), _row(["---"] * len(head))]
+        for fault in CATALOGUE:
+            out.append(_row([fault] + [cell_text(by[(fault, system, t)], system == "kernel")
+                                       for t in TIER_NAMES]))
+        out.append("")
+    return "\n".join(out)
+
+
+def _row(cells: list[str]) -> str:
+    return "| " + " | ".join(cells) + " |"

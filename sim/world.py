@@ -1,0 +1,328 @@
+"""One simulated run: clock, network, disk, target, story, crashes and restarts.
+
+How it works. ``Run`` owns a SimPy environment (integer milliseconds), one
+``random.Random(seed)`` split into sub-seeded streams (network, disk), the target for the
+tier, the refund story and the fault plan. Jobs arrive at their times and are handed to a
+live worker incarnation (``Node``); a system under test (``faults.systems``) handles them as
+SimPy processes, calling the network and the disk through its node. When a process reaches
+the plan's crash point (``Node.reach``), the first incarnation crashes: it is marked dead,
+its processes are interrupted, unflushed disk lines are lost (maybe leaving a torn line),
+and after the outage ``recoverers`` new incarnations restart with the unfinished jobs. World
+events fire before dispatch and during the outage. Every request that leaves a worker and
+every application by the target is recorded: the measurements use nothing else.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Generator
+from typing import Any
+
+import simpy
+from simpy.events import Initialize
+
+from faults.plans import FaultPlan
+from kernel import Lease, payload_digest
+from sim.disk import Disk
+from sim.refund import Job, RefundStory
+from sim.target import Request, Response, Target
+from sim.tiers import TIMING, capabilities
+
+HORIZON = 3_600_000  # ms: a run that is not over after a simulated hour counts as stuck
+DISPATCH_DELAY = 50  # ms between the agent's decision and the dispatch
+LEASE_ID = "lease-agent-7"
+NEVER = object()
+
+
+class Run:
+    def __init__(self, plan: FaultPlan, system: Any, tier: str, seed: int,
+                 trace: bool = False) -> None:
+        self.env = simpy.Environment()
+        root = random.Random(seed)
+        self.net_rng = random.Random(root.getrandbits(64))
+        self.disk_rng = random.Random(root.getrandbits(64))
+        self.plan, self.system, self.tier, self.seed = plan, system, tier, seed
+        self.caps = capabilities(tier, plan.lookup_lag)
+        self.timing = TIMING
+        self.target = Target(self.caps)
+        self.story = RefundStory()
+        self.disk = Disk()
+        self.lease_revoked_at: int | None = None
+        self.events: list[dict[str, Any]] | None = [] if trace else None
+        self.history: list[dict[str, Any]] = []
+        self.jobs = self.story.jobs(plan)
+        self.nodes: list[Node] = []
+        self.crash_pending = plan.crash is not None
+        self.crashed_at: int | None = None
+        self.restarted_at: int | None = None
+        self.requests = 0
+        self.alerts: list[str] = []
+        self.errors: list[str] = []
+        self.surfaced: list[str] = []
+
+    # ---------------------------------------------------------------- running
+
+    def run(self) -> Run:
+        node = self.new_node(0, 0)
+        self.nodes.append(node)
+        for job in self.jobs:
+            self.at(job.at, self.arrive, job)
+        for name in self.plan.before_dispatch:
+            self.at(DISPATCH_DELAY // 2, self.world_event, name)
+        self.env.run(until=HORIZON)
+        return self
+
+    def new_node(self, generation: int, index: int) -> Node:
+        return Node(self, generation, index)
+
+    def at(self, delay: int, fn: Callable[..., Any], *args: Any) -> None:
+        self.env.timeout(delay).callbacks.append(lambda _: fn(*args))
+
+    @property
+    def now(self) -> int:
+        return int(self.env.now)
+
+    def log(self, actor: str, kind: str, label: str, state: str | None = None,
+            **details: Any) -> None:
+        if self.events is None:
+            return
+        event: dict[str, Any] = {"t": self.now, "actor": actor, "kind": kind, "label": label}
+        if details:
+            event["details"] = details
+        if state is not None:
+            event["state"] = state
+        self.events.append(event)
+
+    def live(self) -> list[Node]:
+        return [n for n in self.nodes if n.alive]
+
+    def arrive(self, job: Job) -> None:
+        job.arrived = True
+        self.log("agent", "submit", f"job {job.id} submitted ({job.kind}, ${job.amount})",
+                 job=job.id)
+        live = self.live()
+        if live:
+            live[0].spawn(self.system.handle(live[0], job, False))
+
+    # ---------------------------------------------------------------- the world
+
+    def world_event(self, name: str) -> None:
+        if name == "revoke_lease":
+            if self.lease_revoked_at is None:
+                self.lease_revoked_at = self.now
+                self.log("world", "revoke_lease", f"lease {LEASE_ID} revoked")
+            return
+        label = self.story.world_event(name)
+        if label is None:
+            self.log("world", name, f"{name.replace('_', ' ')}: nothing to do")
+        else:
+            self.log("world", name, label)
+
+    def lease(self) -> Lease:
+        revoked = self.lease_revoked_at is not None
+        return Lease(LEASE_ID, HORIZON * 10, revoked)
+
+    # ---------------------------------------------------------------- crashes
+
+    def crash(self, writing: str | None = None) -> None:
+        """The first incarnation dies now: volatile state and unflushed lines are lost."""
+        if self.crashed_at is not None:
+            return
+        self.crashed_at = self.now
+        active = self.env.active_process
+        for node in self.nodes:
+            node.alive = False
+            for proc in node.procs:
+                if proc.is_alive and proc is not active and \
+                        not isinstance(proc._target, Initialize):
+                    proc.interrupt("crash")
+        torn = self.disk.crash(self.disk_rng, self.plan.torn, writing)
+        self.log("world", "crash", "worker crashes: volatile state lost",
+                 **({"torn": torn} if torn else {}))
+        for name in self.plan.during_outage:
+            self.at(self.plan.outage // 2, self.world_event, name)
+        self.at(self.plan.outage, self.restart)
+
+    def restart(self) -> None:
+        self.restarted_at = self.now
+        jobs = [j for j in self.jobs if j.arrived and not j.done]
+        self.log("world", "restart", f"{self.plan.recoverers} worker(s) restart",
+                 jobs=[j.id for j in jobs])
+        for index in range(self.plan.recoverers):
+            node = self.new_node(1, index)
+            self.nodes.append(node)
+            node.spawn(self.system.restart(node, jobs))
+
+    # ---------------------------------------------------------------- network and target
+
+    def latency(self) -> int:
+        plan = self.plan
+        if plan.net_jitter:
+            return plan.net_latency + int(self.net_rng.expovariate(1.0 / plan.net_jitter))
+        return plan.net_latency
+
+    def transmit(self, req: Request) -> None:
+        first = self.requests == 0
+        self.requests += 1
+        if req.effect_id is not None:
+            self.history.append({"op": "send", "effect_id": req.effect_id,
+                                 "attempt": req.attempt, "ts": req.sent_at})
+        delay = self.latency() + (self.plan.slow_send if first else 0)
+        self.at(delay, self.reach_target, req, first)
+
+    def reach_target(self, req: Request, first: bool) -> None:
+        resp = self.target.receive(req, self.now)
+        who = f"attempt {req.attempt}" if req.effect_id else f"${req.payload['amount']}"
+        if resp is None:
+            self.log("target", "dropped", f"request ({who}) arrived after its deadline: dropped",
+                     deadline=req.deadline)
+            return
+        if resp.kind == "applied":
+            self.story.on_apply(req.payload, req.decision, req.effect_id)
+            if req.effect_id is not None:
+                self.history.append({"op": "apply", "effect_id": req.effect_id, "ts": self.now,
+                                     "payload_digest": req.digest})
+            self.log("target", "applied", f"refund ${req.payload['amount']} applied ({who})",
+                     key=req.key, refunded=self.story.refunded)
+            if req.generation == 0:
+                self.reach("after_apply")
+        else:
+            self.log("target", resp.kind, f"request ({who}) {resp.kind} by key", key=req.key)
+        if first and self.plan.ack_lost:
+            self.log("network", "lost", "the answer is lost on the way back")
+            return
+        delay = self.latency() + (self.plan.late_ack if first else 0)
+        self.at(delay, req.reply, resp)
+
+    def lookup(self, node: Node, effect_id: str, done: simpy.Event) -> None:
+        def answer() -> None:
+            found = self.target.lookup(effect_id, self.now)
+            self.log("target", "lookup", f"lookup by effect id: {'found' if found else 'absent'}")
+            self.at(self.latency(), lambda: node.alive and done.succeed(found))
+        self.at(self.latency(), answer)
+
+    def reach(self, point: str, writing: str | None = None) -> bool:
+        """A crash point was reached; True when the worker crashed right now."""
+        if not self.crash_pending or self.plan.crash != point:
+            return False
+        self.crash_pending = False
+        if point == "sent" and self.plan.crash_delay:
+            self.at(self.plan.crash_delay, self.crash)
+            return False
+        self.crash(writing)
+        return True
+
+
+class Node:
+    """One incarnation of a worker: what a system under test may touch."""
+
+    def __init__(self, run: Run, generation: int, index: int) -> None:
+        self.run = run
+        self.env = run.env
+        self.generation = generation
+        self.index = index
+        self.alive = True
+        self.procs: list[simpy.Process] = []
+        self.caps = run.caps
+        self.timing = run.timing
+        self.tier = run.tier
+        self.story = run.story
+        self.disk = run.disk
+        self.plan = run.plan
+        self.memory: dict[str, Any] = {}  # the system's volatile state, lost at a crash
+        self.log = run.log
+
+    @property
+    def now(self) -> int:
+        return int(self.env.now)
+
+    def spawn(self, gen: Generator[Any, Any, Any]) -> None:
+        self.procs.append(self.env.process(self._guard(gen)))
+
+    def _guard(self, gen: Generator[Any, Any, Any]) -> Generator[Any, Any, None]:
+        if not self.alive:
+            return
+        try:
+            yield from gen
+        except simpy.Interrupt:
+            return
+
+    def wait(self, ms: int) -> simpy.Event:
+        return self.env.timeout(ms)
+
+    def wait_until(self, t: int) -> simpy.Event:
+        return self.env.timeout(max(0, t - self.now))
+
+    def halt(self) -> simpy.Event:
+        return self.env.event()  # never fires: the process waits for its interrupt
+
+    def reach(self, point: str, writing: str | None = None) -> bool:
+        return self.generation == 0 and self.run.reach(point, writing)
+
+    def decide(self, job: Job, rerun: bool) -> int:
+        amount = self.story.decide(job, rerun, self.plan)
+        self.log("agent", "decide", f"model decides: refund ${amount}"
+                 + (" (re-run)" if rerun else ""), job=job.id, amount=amount)
+        return amount
+
+    def lease(self) -> Lease:
+        return self.run.lease()
+
+    def facts(self, exclude: str | None = None) -> dict[str, int]:
+        return self.story.facts(exclude)
+
+    def complete(self, job: Job, outcome: str) -> None:
+        if not self.alive or job.done:
+            return
+        job.done, job.outcome, job.done_at = True, outcome, self.now
+        self.log("agent", "answer", f"job {job.id}: {outcome}", job=job.id)
+
+    def call(self, key: str | None, payload: dict[str, Any], *,
+             digest: str | None = None, deadline: int | None = None,
+             effect_id: str | None = None, attempt: int = 1, timeout: int,
+             on_answer: Callable[[Response], None] | None = None) -> simpy.Event:
+        """Send a request; the event fires with the Response, or None at the timeout."""
+        run, story = self.run, self.story
+        decision = story.decision_of(payload)
+        req = Request(system=run.system.name, generation=self.generation, key=key,
+                      payload=payload, digest=digest or payload_digest(payload),
+                      decision=decision, sent_at=self.now,
+                      lease_live=run.lease_revoked_at is None,
+                      premises_hold=story.premises_hold(decision), deadline=deadline,
+                      effect_id=effect_id, attempt=attempt)
+        done = self.env.event()
+
+        def reply(resp: Response) -> None:
+            if not self.alive:
+                run.log("network", "undelivered", "an answer reaches a dead worker")
+                return
+            run.log("network", "answer", f"answer arrives: {resp.kind}")
+            if on_answer is not None:
+                on_answer(resp)
+            if not done.triggered:
+                done.succeed(resp)
+
+        def expire(_: object) -> None:
+            if self.alive and not done.triggered:
+                done.succeed(None)
+
+        req.reply = reply
+        label = f"send ${payload['amount']}" + (f" key {key[:12]}" if key else " (no key)")
+        run.log("network", "send", label, attempt=attempt, deadline=deadline)
+        run.transmit(req)
+        self.env.timeout(timeout).callbacks.append(expire)
+        if self.reach("sent"):
+            return self.halt()
+        return done
+
+    def query(self, effect_id: str) -> simpy.Event:
+        """Ask the target whether the effect landed; the event fires with True/False."""
+        done = self.env.event()
+        self.log("network", "query", "lookup by effect id sent")
+        self.run.lookup(self, effect_id, done)
+        return done
+
+
+def simulate(plan: FaultPlan, system: Any, tier: str, seed: int, trace: bool = False) -> Run:
+    """Run one (plan, system, tier, seed) to the end."""
+    return Run(plan, system, tier, seed, trace).run()
