@@ -13,14 +13,25 @@ point, so no runtime bookkeeping is needed. Zero-arity definitions that do
 not depend on the state are evaluated once and injected as constants.
 """
 import ast
+import re
 
 from . import rt
 from .errors import TLAError
 from .frontend import canonical_op, pos
 from .scope import ArgB, BuiltinB, ConstB, DefB, InstB, LambdaB, LocalB, OpRefB, VarB
-from .values import INT, NAT, STRING, ModelValue
+from .values import INT, NAT, STRING, FnDict, ModelValue
 
 BOOLEAN_SET = frozenset([False, True])
+
+
+FOLDABLE = {"OperatorApplication", "SetEnumeration", "SetOfFunctions", "SetOfRecords",
+            "Function", "SetComprehension", "SetSlice", "Record", "Except", "If",
+            "Cases", "FunctionApplication", "Field", "Quantification", "Choose"}
+LOCAL_NAME = re.compile(r"\b(s|c_\d+|n_\d+|b_\w+|at_\d+|tup_\d+|self_\w+|key_\d+|p_\w+|x_\d+"
+                        r"|chg_\d+|_rt_tlcget|_tlc_level|tlc_print\w*|enabled_\d+|rec_\w+)\b")
+
+
+SIMPLE_CODE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$|-?\d+$|'[^'\\\\]*'$")
 
 
 class NeedsState(Exception):
@@ -46,6 +57,20 @@ class Cx:
         for k, v in kw.items():
             setattr(new, k, v)
         return new
+
+
+def class_code(code):
+    if code.isidentifier():
+        return f"{code}.__class__"
+    return "str" if code.startswith("'") else "int"
+
+
+def apply_code(f, key):
+    """f[key], with the common tuple case inlined when both are plain names."""
+    if f.isidentifier() and SIMPLE_CODE.match(key) and not key.startswith("'"):
+        return f"({f}[{key} - 1] if {f}.__class__ is tuple and 0 < {key} <= len({f}) " \
+               f"else _ap({f}, {key}))"
+    return f"_ap({f}, {key})"
 
 
 def name_of(node):
@@ -88,7 +113,7 @@ class Compiler:
 
     def __init__(self, var_names):
         self.var_names = var_names
-        self.ns = {"_rt": rt, "_eq": rt.eq, "_isin": rt.isin, "_ap": rt.ap, "_enum": enum_fast,
+        self.ns = {"_rt": rt, "_FnDict": FnDict, "_eq": rt.eq, "_isin": rt.isin, "_ap": rt.ap, "_enum": enum_fast,
                    "_TLAError": TLAError, "TLCGet": None}
         self.counter = 0
         self.const_cache = {}
@@ -96,6 +121,10 @@ class Compiler:
         self.inline_depth = 0
         self.tlc_level = [0]
         self.keepalive = []
+        self.fold_cache = {}
+        for fname in dir(rt):
+            if not fname.startswith("_"):
+                self.ns["_rt_" + fname] = getattr(rt, fname)
         self.ns["_rt_tlcget"] = tlc_get
         self.ns["_tlc_level"] = self.tlc_level
 
@@ -115,7 +144,7 @@ class Compiler:
 
     def build(self, src, name):
         try:
-            code = compile(src, f"<tla:{name}>", "exec")
+            code = compile(src.replace("_rt.", "_rt_"), f"<tla:{name}>", "exec")
         except SyntaxError as exc:  # a bug in the generator, reported plainly
             raise TLAError(f"internal code generation error in {name}: {exc}") from None
         exec(code, self.ns)
@@ -433,10 +462,28 @@ class Compiler:
                     raise TLAError("@ used outside EXCEPT")
                 return b.pyname
             raise TLAError(f"unsupported syntax {node!r}")
-        method = getattr(self, "ex_" + name_of(node), None)
+        kind = name_of(node)
+        method = getattr(self, "ex_" + kind, None)
         if method is None:
-            raise self.err(f"unsupported construct {name_of(node)}", node, env)
-        return method(node, env, cx)
+            raise self.err(f"unsupported construct {kind}", node, env)
+        code = method(node, env, cx)
+        if kind in FOLDABLE and cx.mode != "const":
+            return self.fold_code(code)
+        return code
+
+    def fold_code(self, code):
+        """Evaluate a generated expression that mentions no local name once, now."""
+        if code in self.fold_cache:
+            return self.fold_cache[code]
+        result = code
+        if not LOCAL_NAME.search(code) and not code.isidentifier():
+            try:
+                value = eval(compile(code.replace("_rt.", "_rt_"), "<fold>", "eval"), self.ns)
+                result = self.inject(value, "f")
+            except Exception:  # errors stay where TLC would raise them: at run time
+                result = code
+        self.fold_cache[code] = result
+        return result
 
     def ex_Parentheses(self, node, env, cx):
         return self.ex(node.expression, env, cx)
@@ -493,13 +540,17 @@ class Compiler:
         return self.ex(node.expression, self.let_env(node, env), cx)
 
     def ex_Field(self, node, env, cx):
-        return f"_ap({self.ex(node.expression, env, cx)}, {node.name!r})"
+        r = self.ex(node.expression, env, cx)
+        if r.isidentifier():
+            return f"({r}.d[{node.name!r}] if {r}.__class__ is _FnDict and {node.name!r} in {r}.d " \
+                   f"else _ap({r}, {node.name!r}))"
+        return f"_ap({r}, {node.name!r})"
 
     def ex_FunctionApplication(self, node, env, cx):
         f = self.ex(node.function, env, cx)
         args = [self.ex(a, env, cx) for a in node.arguments]
         key = args[0] if len(args) == 1 else "(" + ", ".join(args) + ",)"
-        return f"_ap({f}, {key})"
+        return apply_code(f, key)
 
     def ex_Record(self, node, env, cx):
         pairs = ", ".join(f"({k!r}, {self.ex(v, env, cx)})" for k, v in node.key_values)
@@ -525,7 +576,8 @@ class Compiler:
                     keys.append(parts[0] if len(parts) == 1 else "(" + ", ".join(parts) + ",)")
             at = self.fresh("at")
             env2 = dict(env)
-            env2["@"] = LocalB(at)
+            simple = len(keys) == 1 and SIMPLE_CODE.match(code) and SIMPLE_CODE.match(keys[0])
+            env2["@"] = LocalB(f"_ap({code}, {keys[0]})" if simple else at)
             value = self.ex(change.expression, env2, cx.but(locals=cx.locals + (at,)))
             if len(keys) == 1 and at not in value:
                 code = f"_rt.at_put({code}, {keys[0]}, {value})"
@@ -556,7 +608,10 @@ class Compiler:
                         locals_ += tuple(pys) + (tmp,)
                     else:
                         py = self.fresh("b_" + t.operator)
-                        headers.append(f"for {py} in _enum({s})")
+                        it = s if isinstance(self.ns.get(s), frozenset) else f"_enum({s})"
+                        if s.startswith("_rt.interval("):
+                            it = "_rt.irange(" + s[len("_rt.interval("):]
+                        headers.append(f"for {py} in {it}")
                         env[t.operator] = LocalB(py)
                         locals_ += (py,)
             elif name_of(d) == "OperatorApplication" and not d.arguments:
@@ -690,6 +745,12 @@ class Compiler:
             if op == "\\X":
                 pass
             a, b = (self.ex(x, env, cx) for x in args)
+            if op in ("=", "#") and SIMPLE_CODE.match(a) and SIMPLE_CODE.match(b):
+                test = f"({a} == {b} if {class_code(a)} is {class_code(b)} else _eq({a}, {b}))"
+                return test if op == "=" else f"(not {test})"
+            if op in ("\\in", "\\notin") and isinstance(self.ns.get(b), frozenset):
+                test = f"({a} in {b} or _isin({a}, {b}))"
+                return test if op == "\\in" else f"(not {test})"
             return SIMPLE_BINARY[op].format(a, b)
         if op == "\\X":
             parts = flatten_cross(node)

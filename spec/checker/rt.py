@@ -95,6 +95,13 @@ def interval(a, b):
     return frozenset(range(a, b + 1))
 
 
+def irange(a, b):
+    """Iteration over a..b without building the set."""
+    check_int(a)
+    check_int(b)
+    return range(a, b + 1)
+
+
 def check_int(v):
     if v.__class__ is not int:
         raise TLAError(f"expected an integer, got {show(v)}")

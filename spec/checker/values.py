@@ -165,13 +165,28 @@ class FnSet(LazySet):
     def __init__(self, dom, cod):
         self.dom = dom
         self.cod = cod
+        self._tuple_len = None
+
+    def tuple_len(self):
+        """n when the domain is 1..n (so members are tuples), else -1."""
+        if self._tuple_len is None:
+            dom = enum(self.dom)
+            n = len(dom)
+            self._tuple_len = n if dom == frozenset(range(1, n + 1)) else -1
+        return self._tuple_len
 
     def contains(self, f):
-        dom = enum(self.dom)
         if f.__class__ is tuple:
-            if dom != frozenset(range(1, len(f) + 1)):
+            if len(f) != self.tuple_len():
                 return False
-            return all(member(v, self.cod) for v in f)
+            cod = self.cod
+            if cod.__class__ is frozenset:
+                for v in f:
+                    if v not in cod:
+                        return member(v, cod)
+                return True
+            return all(member(v, cod) for v in f)
+        dom = enum(self.dom)
         if f.__class__ is FnDict:
             if frozenset(f.d) != dom:
                 return False
