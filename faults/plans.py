@@ -26,6 +26,7 @@ from typing import Any
 CRASH_POINTS = ("before_send", "sent", "after_apply", "after_ack")
 WORLD_EVENTS = ("manual_refund", "revoke_lease", "withdraw_approval")
 DEDUP_WINDOW = 60_000  # ms: the dedup window of deduplicating targets in the simulator
+_CRASH_ONLY = ("crash_delay", "torn", "outage", "recoverers", "during_outage")
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +61,23 @@ class FaultPlan:
         if self.recoverers < 1:
             raise ValueError("at least one worker must recover")
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> FaultPlan:
+        """A plan from (some of) its fields; raises ValueError on unknown fields or values."""
+        fields = set(cls.__dataclass_fields__)
+        unknown = sorted(set(data) - fields)
+        if unknown:
+            raise ValueError(f"unknown plan field(s) {', '.join(unknown)}; known: "
+                             f"{', '.join(sorted(fields))}")
+        values = dict(data)
+        for name in ("before_dispatch", "during_outage"):
+            if name in values:
+                values[name] = tuple(values[name])
+        try:
+            return cls(**values)
+        except TypeError as exc:
+            raise ValueError(str(exc)) from None
+
     def as_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["before_dispatch"] = list(self.before_dispatch)
@@ -72,6 +90,8 @@ class FaultPlan:
         parts = []
         for name, value in sorted(asdict(self).items()):
             if name == "name" or value == getattr(base, name):
+                continue
+            if self.crash is None and name in _CRASH_ONLY:
                 continue
             if isinstance(value, tuple):
                 value = "+".join(value)
@@ -152,7 +172,8 @@ def _events(rng: random.Random, p: float) -> tuple[str, ...]:
 def plan_from_seed(seed: int) -> FaultPlan:
     """A random plan: one ``random.Random(seed)``, every field drawn in a fixed order."""
     r = random.Random(seed)
-    crash = r.choice((None, "before_send", "sent", "sent", "after_apply", "after_ack"))
+    crash = r.choice((None, None, None, "before_send", "sent", "sent", "after_apply",
+                      "after_ack"))
     outage = r.choice((r.randint(50, 3_000), r.randint(3_000, 30_000),
                        r.randint(DEDUP_WINDOW - 6_000, DEDUP_WINDOW + 30_000)))
     return FaultPlan(
@@ -162,16 +183,16 @@ def plan_from_seed(seed: int) -> FaultPlan:
         torn=crash is not None and r.random() < 0.3,
         outage=outage,
         recoverers=2 if r.random() < 0.15 else 1,
-        before_dispatch=_events(r, 0.08),
+        before_dispatch=_events(r, 0.04),
         during_outage=_events(r, 0.25) if crash else (),
-        duplicate_submits=r.choice((0, 0, 0, 1, 2)),
+        duplicate_submits=r.choice((0, 0, 0, 0, 0, 0, 1, 2)),
         duplicate_at=r.randint(0, 5_000),
-        conflicting_amount=r.choice((None, None, None, None, 25)),
+        conflicting_amount=r.choice((None,) * 9 + (25,)),
         redecide_amount=r.choice((None, None, None, 30)),
-        slow_send=r.choice((0, 0, 0, r.randint(200, 2_600))),
-        ack_lost=r.random() < 0.12,
-        late_ack=r.choice((0, 0, 0, 0, r.randint(500, 4_000))),
+        slow_send=r.choice((0, 0, 0, 0, r.randint(200, 2_600))),
+        ack_lost=r.random() < 0.08,
+        late_ack=r.choice((0,) * 9 + (r.randint(500, 4_000),)),
         lookup_lag=r.choice((None, r.randint(0, 900))),
         net_latency=r.randint(1, 200),
-        net_jitter=r.choice((0, r.randint(1, 300))),
+        net_jitter=r.choice((0, r.randint(1, 150))),
     )

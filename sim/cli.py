@@ -12,13 +12,14 @@ case alone and prints its full timeline; ``--fault NAME`` does the same for a ca
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from faults.plans import CATALOGUE
+from faults.plans import CATALOGUE, FaultPlan
 from faults.systems import SYSTEM_NAMES
 from sim import fixed, report, trace
 from sim.tiers import TIER_NAMES
@@ -58,6 +59,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--fault", metavar="NAME",
                    help="re-run one catalogue row and print its timeline (needs --system, "
                         "--tier)")
+    p.add_argument("--plan", metavar="JSON",
+                   help="run one fault plan given as JSON (fields of faults.plans.FaultPlan, "
+                        "e.g. '{\"duplicate_submits\": 1}') with --seed and print its timeline "
+                        "(needs --system, --tier)")
     p.add_argument("--system", help="system to replay: " + ", ".join(SYSTEM_NAMES))
     p.add_argument("--tier", help="tier to replay: " + ", ".join(TIER_NAMES))
     p.add_argument("--json", action="store_true", help="with --replay/--fault: print the "
@@ -70,9 +75,10 @@ def check(args: argparse.Namespace) -> None:
         raise UsageError(f"--cases must be 0 or more, not {args.cases}")
     if args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, not {args.jobs}")
-    if args.replay is not None and args.fault is not None:
-        raise UsageError("give either --replay SEED or --fault NAME, not both")
-    if args.replay is not None or args.fault is not None:
+    chosen = [f for f in ("replay", "fault", "plan") if getattr(args, f) is not None]
+    if len(chosen) > 1:
+        raise UsageError("give only one of --replay SEED, --fault NAME, --plan JSON")
+    if chosen:
         if args.system not in SYSTEM_NAMES:
             raise UsageError(f"--system must be one of {', '.join(SYSTEM_NAMES)} "
                              f"(got {args.system!r})")
@@ -83,11 +89,26 @@ def check(args: argparse.Namespace) -> None:
         raise UsageError(f"unknown fault {args.fault!r}; known: {', '.join(CATALOGUE)}")
 
 
+def parse_plan(text: str) -> FaultPlan:
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise UsageError(f"--plan is not valid JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise UsageError("--plan must be a JSON object of FaultPlan fields")
+    try:
+        return FaultPlan.from_json(data)
+    except ValueError as exc:
+        raise UsageError(f"--plan: {exc}") from None
+
+
 def replay(args: argparse.Namespace) -> int:
     from sim import sweep
 
     if args.fault is not None:
         doc = fixed.run_cell((args.fault, args.system, args.tier))
+    elif args.plan is not None:
+        doc = sweep.replay_plan(parse_plan(args.plan), args.seed, args.system, args.tier)
     else:
         doc = sweep.replay(args.replay, args.system, args.tier)
     print(trace.dumps(doc) if args.json else trace.timeline(doc), end="" if args.json else "\n")
@@ -147,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         check(args)
-        if args.replay is not None or args.fault is not None:
+        if args.replay is not None or args.fault is not None or args.plan is not None:
             return replay(args)
         return generate(args)
     except UsageError as exc:

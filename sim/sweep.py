@@ -86,6 +86,12 @@ def replay(seed: int, system: str, tier: str) -> dict[str, Any]:
     return trace.build(run, m, f"random {seed}", None, None)
 
 
+def replay_plan(plan: FaultPlan, seed: int, system: str, tier: str) -> dict[str, Any]:
+    """A plan given by hand (``--plan``), traced."""
+    run = simulate(plan, SYSTEMS[system], tier, seed, trace=True)
+    return trace.build(run, measure(run), plan.name, None, None)
+
+
 def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
     table: dict[str, dict[str, Any]] = {}
     failures = []
