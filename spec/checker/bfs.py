@@ -266,7 +266,7 @@ def build_trace(model, states, key):
     prev = None
     for st in states:
         label = "Initial predicate" if prev is None else label_step(model, prev, st, key)
-        trace.append((label, dict(zip(model.var_names, st))))
+        trace.append((label, dict(zip(model.var_names, st, strict=False))))
         prev = st
     return trace
 

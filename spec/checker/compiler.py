@@ -113,8 +113,8 @@ class Compiler:
 
     def __init__(self, var_names):
         self.var_names = var_names
-        self.ns = {"_rt": rt, "_FnDict": FnDict, "_eq": rt.eq, "_isin": rt.isin, "_ap": rt.ap, "_enum": enum_fast,
-                   "_TLAError": TLAError, "TLCGet": None}
+        self.ns = {"_rt": rt, "_FnDict": FnDict, "_eq": rt.eq, "_isin": rt.isin, "_ap": rt.ap,
+                   "_enum": enum_fast, "_TLAError": TLAError, "TLCGet": None}
         self.counter = 0
         self.const_cache = {}
         self.rec_ops = {}
@@ -272,7 +272,7 @@ class Compiler:
         if node.other is not None:
             out += indent(self.act(node.other, env, cx, k) or ["pass"])
         else:
-            where = "%s:%d:%d" % pos(node, env.get(" path", "?"))
+            where = "{}:{}:{}".format(*pos(node, env.get(" path", "?")))
             out += indent([f"_rt.case_fail({where!r})"])
         return out
 
@@ -405,7 +405,7 @@ class Compiler:
 
     def param_env(self, binding, args, caller_env):
         env = dict(binding.env)
-        for param, arg in zip(binding.params, args):
+        for param, arg in zip(binding.params, args, strict=False):
             pname = param.operator if hasattr(param, "operator") else param
             is_op = bool(getattr(param, "arguments", None))
             if is_op:
@@ -425,7 +425,7 @@ class Compiler:
             if isinstance(b, ArgB):
                 return self.op_ref(b.node, b.env)
             return OpRefB(b)
-        if kind == "OperatorApplication" and not arg.arguments is None:
+        if kind == "OperatorApplication" and arg.arguments is not None:
             pass
         raise self.err("expected an operator name or LAMBDA as argument", arg, env)
 
@@ -528,7 +528,7 @@ class Compiler:
         if node.other is not None:
             out = self.ex(node.other, env, cx)
         else:
-            where = "%s:%d:%d" % pos(node, env.get(" path", "?"))
+            where = "{}:{}:{}".format(*pos(node, env.get(" path", "?")))
             out = f"_rt.case_fail({where!r})"
         for item in reversed(node.cases):
             c = self.ex(item.predicate, env, cx)
@@ -542,8 +542,9 @@ class Compiler:
     def ex_Field(self, node, env, cx):
         r = self.ex(node.expression, env, cx)
         if r.isidentifier():
-            return f"({r}.d[{node.name!r}] if {r}.__class__ is _FnDict and {node.name!r} in {r}.d " \
-                   f"else _ap({r}, {node.name!r}))"
+            key = repr(node.name)
+            return f"({r}.d[{key}] if {r}.__class__ is _FnDict and {key} in {r}.d " \
+                   f"else _ap({r}, {key}))"
         return f"_ap({r}, {node.name!r})"
 
     def ex_FunctionApplication(self, node, env, cx):
@@ -603,7 +604,7 @@ class Compiler:
                         pys = [self.fresh("b_" + i.operator) for i in t.items]
                         headers.append(f"for {tmp} in _enum({s})")
                         headers.append(f"for ({', '.join(pys)},) in ({tmp},)")
-                        for i, py in zip(t.items, pys):
+                        for i, py in zip(t.items, pys, strict=False):
                             env[i.operator] = LocalB(py)
                         locals_ += tuple(pys) + (tmp,)
                     else:
@@ -677,7 +678,7 @@ class Compiler:
         if name_of(target) == "Tuple":
             tmp = self.fresh("tup")
             pys = [self.fresh("b_" + i.operator) for i in target.items]
-            for i, py in zip(target.items, pys):
+            for i, py in zip(target.items, pys, strict=False):
                 env2[i.operator] = LocalB(py)
             body = self.ex(node.predicate, env2, cx.but(locals=cx.locals + tuple(pys)))
             pred = f"lambda {tmp}: [{body} for ({', '.join(pys)},) in ({tmp},)][0]"
@@ -767,7 +768,8 @@ class Compiler:
             idx = self.unchanged_vars(args[0], env, node)
             for i in idx:
                 if i not in cx.assigned:
-                    return f"_rt.fail({'primed variable ' + self.var_names[i] + ' is unassigned'!r})"
+                    msg = f"primed variable {self.var_names[i]} is unassigned"
+                    return f"_rt.fail({msg!r})"
             return "(" + " and ".join([f"n_{i} == c_{i}" for i in idx] or ["True"]) + ")"
         return None
 
@@ -841,7 +843,8 @@ class Compiler:
         if cx.primed:
             if i in cx.assigned:
                 return f"n_{i}"
-            return f"_rt.fail({'primed variable ' + binding.name + chr(39) + ' is read before it is assigned'!r})"
+            msg = f"primed variable {binding.name}' is read before it is assigned"
+            return f"_rt.fail({msg!r})"
         return f"c_{i}"
 
     def inline(self, binding, args, env, node, cx):

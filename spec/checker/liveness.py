@@ -331,7 +331,7 @@ class Graph:
     def fair_parts(self, comp):
         """Sub-components of comp in which every fairness condition can be met."""
         members = set(comp)
-        for f, kind in zip(self.fair, self.kinds):
+        for f, kind in zip(self.fair, self.kinds, strict=False):
             enabled, targets = f
             has_edge = any(j in members for i in comp for j in targets[i])
             if has_edge:
@@ -353,7 +353,7 @@ class Graph:
         """A cycle from entry through the SCC's obligations and back."""
         members = set(part)
         targets = []
-        for (enabled, fair_targets), kind in zip(self.fair, self.kinds):
+        for (enabled, fair_targets), kind in zip(self.fair, self.kinds, strict=False):
             order = [entry] + [i for i in part if i != entry]
             edge = next(((i, j) for i in order for j in fair_targets[i] if j in members), None)
             if edge is not None:

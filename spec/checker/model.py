@@ -12,8 +12,8 @@ from .cfg import parse_cfg
 from .compiler import Compiler, NeedsState, name_of
 from .errors import TLAError
 from .frontend import Loader, canonical_op, pos
-from .semantic import check_names
 from .scope import ArgB, ConstB, DefB, VarB, build_scope, flatten_modules
+from .semantic import check_names
 from .values import FnDict, ModelValue, enum, show
 
 

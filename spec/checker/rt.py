@@ -8,8 +8,24 @@ standard-module operators. Every failure raises TLAError.
 from itertools import permutations as _perms
 
 from .errors import TLAError
-from .values import (FnDict, FnSet, ModelValue, RecFn, RecSet, SeqSet, SubsetSet, check_comparable,
-                     enum, is_set, kind, make_fn, member, show, size, sort_key)
+from .values import (
+    FnDict,
+    FnSet,
+    ModelValue,
+    RecFn,
+    RecSet,
+    SeqSet,
+    SubsetSet,
+    check_comparable,
+    enum,
+    is_set,
+    kind,
+    make_fn,
+    member,
+    show,
+    size,
+    sort_key,
+)
 
 
 def eq(a, b):
@@ -314,7 +330,7 @@ def double_at(f, g):
 
 def permutations(s):
     items = sorted(enum(s), key=sort_key)
-    return frozenset(make_fn(dict(zip(items, p))) for p in _perms(items))
+    return frozenset(make_fn(dict(zip(items, p, strict=False))) for p in _perms(items))
 
 
 def tlc_print(out, val):
@@ -340,8 +356,10 @@ def to_string(v):
 
 def sortseq(s, less):
     from functools import cmp_to_key
-    return tuple(sorted(seq(s, "SortSeq"),
-                        key=cmp_to_key(lambda a, b: -1 if less(a, b) else (1 if less(b, a) else 0))))
+
+    def order(a, b):
+        return -1 if less(a, b) else (1 if less(b, a) else 0)
+    return tuple(sorted(seq(s, "SortSeq"), key=cmp_to_key(order)))
 
 
 def model_value(name):

@@ -59,6 +59,9 @@ class FnDict:
     def __reduce__(self):
         return (FnDict, (self.d,))
 
+    def __repr__(self):
+        return show(self)
+
 
 def make_fn(d):
     """Normalise a dict into a function value (tuple when the domain is 1..n)."""
@@ -196,7 +199,7 @@ class FnSet(LazySet):
     def enumerate(self):
         keys = sorted(enum(self.dom), key=sort_key)
         vals = sorted(enum(self.cod), key=sort_key)
-        return frozenset(make_fn(dict(zip(keys, combo)))
+        return frozenset(make_fn(dict(zip(keys, combo, strict=False)))
                          for combo in product(vals, repeat=len(keys)))
 
     def size(self):
@@ -217,7 +220,7 @@ class RecSet(LazySet):
     def enumerate(self):
         names = list(self.fields)
         pools = [sorted(enum(self.fields[k]), key=sort_key) for k in names]
-        return frozenset(FnDict(dict(zip(names, combo))) for combo in product(*pools))
+        return frozenset(FnDict(dict(zip(names, combo, strict=False))) for combo in product(*pools))
 
 
 class RecFn:
