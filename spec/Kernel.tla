@@ -94,7 +94,8 @@ BlindResend == FALSE                                        \* DECISION tier3
 
 Visible(i) == tgt[i].n > 0 /\ tgt[i].at + LookupLag <= now
 
-Fsync(i) == dur' = [dur EXCEPT ![i] = "ALL"]
+\* fsync makes the whole journal durable, every effect's tail included.
+Fsync(i) == dur' = [j \in Ids |-> "ALL"]
 Lazy(i)  == dur' = [dur EXCEPT ![i] = IF @ = "ALL" THEN rec[i].st ELSE @]
 
 Dispatched(i, att, first) ==
