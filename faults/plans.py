@@ -86,10 +86,10 @@ class FaultPlan:
 
     def summary(self) -> str:
         """A short human description: only the fields that differ from the happy path."""
-        base = FaultPlan()
         parts = []
-        for name, value in sorted(asdict(self).items()):
-            if name == "name" or value == getattr(base, name):
+        for name in _FIELDS:
+            value = getattr(self, name)
+            if value == getattr(_HAPPY, name):
                 continue
             if self.crash is None and name in _CRASH_ONLY:
                 continue
@@ -99,6 +99,8 @@ class FaultPlan:
         return ", ".join(parts) or "no faults"
 
 
+_HAPPY = FaultPlan()
+_FIELDS = sorted(f for f in FaultPlan.__dataclass_fields__ if f != "name")
 _CRASH_BEFORE_SEND = FaultPlan(crash="before_send", outage=1_000)
 _CRASH_AFTER_APPLY = FaultPlan(crash="after_apply", outage=1_000)
 

@@ -212,7 +212,7 @@ class KernelWorker:
                 if point is not None and node.reach(point, line):
                     return []
                 point = None
-                node.disk.append(line, cmd.fsync)
+                node.disk.append(line, cmd.fsync, entry)
                 state = self.effects.by_id[entry["effect_id"]].state
                 node.log("journal", entry["kind"], self.describe(entry, cmd.fsync),
                          state=state.value, seq=entry["seq"])

@@ -15,7 +15,6 @@ import argparse
 import json
 import os
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -123,7 +122,6 @@ def generate(args: argparse.Namespace) -> int:
     from sim import parallel
 
     out = Path(args.out)
-    started = time.perf_counter()
     say(f"run_all: seed={args.seed} cases={args.cases} jobs={args.jobs} out={args.out} "
         f"systems={','.join(SYSTEM_NAMES)} tiers={','.join(TIER_NAMES)} "
         f"faults={len(CATALOGUE)} fixed_seed={fixed.FIXED_SEED}")
@@ -142,7 +140,7 @@ def generate(args: argparse.Namespace) -> int:
             say(f"      differs: {r['id']} -> python run_all.py --fault '{r['fault']}' "
                 f"--system {r['system']} --tier {r['tier']}")
         status = stages(args, out, pool, rows)
-    say(f"done in {time.perf_counter() - started:.1f} s")
+    say(f"done: results in {args.out}/ (exit {status})")
     return status
 
 

@@ -10,11 +10,13 @@ A restarted reader verifies the text and truncates the torn tail before appendin
 from __future__ import annotations
 
 import random
+from typing import Any
 
 
 class Disk:
     def __init__(self) -> None:
         self.lines: list[str] = []
+        self.entries: list[Any] = []  # what each line encodes, as its writer sealed it
         self.durable = 0
         self.torn = ""
 
@@ -23,8 +25,9 @@ class Disk:
         """Complete lines in the file (what a conditional append compares against)."""
         return len(self.lines)
 
-    def append(self, line: str, fsync: bool) -> None:
+    def append(self, line: str, fsync: bool, entry: Any = None) -> None:
         self.lines.append(line)
+        self.entries.append(entry)
         if fsync:
             self.durable = len(self.lines)
 
@@ -35,6 +38,7 @@ class Disk:
         """Lose what was never flushed; maybe leave a torn last line. Returns the torn text."""
         lost = self.lines[self.durable:]
         del self.lines[self.durable:]
+        del self.entries[self.durable:]
         victim = writing if writing is not None else (lost[-1] if lost and torn else None)
         self.torn = ""
         if torn and victim is not None and len(victim) > 2:
@@ -44,5 +48,6 @@ class Disk:
     def truncate(self, keep: int) -> None:
         """Keep the first ``keep`` complete lines and drop any torn tail (after verify)."""
         del self.lines[keep:]
+        del self.entries[keep:]
         self.durable = min(self.durable, keep)
         self.torn = ""

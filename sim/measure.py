@@ -56,8 +56,7 @@ def applications(run: Any) -> dict[str, int]:
 
 def kernel_view(run: Any) -> dict[str, Any]:
     """Journal, receipts and their honesty against the target, and the oracle's verdict."""
-    verdict = kernel.verify(run.disk.text())
-    entries = verdict.entries
+    entries = run.disk.entries  # sealed with the lines on disk; the oracle re-verifies the text
     receipts = [r.as_json() for r in kernel.receipts(entries)]
     applied = run.target.by_effect
     dishonest = 0
@@ -71,18 +70,17 @@ def kernel_view(run: Any) -> dict[str, Any]:
     view = {"entries": entries, "receipts": receipts, "dishonest": dishonest,
             "unresolved": finals[None], "ambiguous": finals["AMBIGUOUS"],
             "refused": finals["REFUSED"], "committed": finals["COMMITTED"], "rejected": rejected,
-            "resolution_ms": resolution(entries), "oracle": None,
-            "journal_valid": verdict.valid}
+            "resolution_ms": resolution(entries), "oracle": None}
     check = oracle()
     if check is not None:
-        view["oracle"] = oracle_verdict(check, entries, run.history)
+        view["oracle"] = oracle_verdict(check, run.disk.text(), run.history)
     return view
 
 
-def oracle_verdict(module: Any, entries: list[dict[str, Any]],
+def oracle_verdict(module: Any, journal: str,
                    history: list[dict[str, Any]]) -> dict[str, Any]:
     try:
-        v = module.check(entries, history=history, complete=True)
+        v = module.check(journal, history=history, complete=True)
     except Exception as exc:  # noqa: BLE001 - an oracle crash is reported, not hidden
         return {"valid": "unknown", "anomalies": [{"type": "oracle_error",
                                                    "explanation": repr(exc)}]}

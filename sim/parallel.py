@@ -30,6 +30,8 @@ def pool(jobs: int) -> Iterator[Any]:
     ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
     with ctx.Pool(jobs) as p:
         yield p
+        p.close()
+        p.join()
 
 
 def map_ordered(p: Any, fn: Callable[[Any], Any], items: list[Any],
