@@ -1,0 +1,103 @@
+"""One test per evaluator feature: expressions evaluated in a small loaded module."""
+import pytest
+
+from spec.checker import TLAError, evaluate, from_python
+from spec.checker.values import ModelValue
+
+
+def ev(model, text):
+    return evaluate(model, text)
+
+
+CASES = [
+    # arithmetic with TLC's \div and % (floor semantics)
+    ("17 \\div 5", 3), ("(-7) \\div 2", -4), ("(-7) % 2", 1), ("-7 \\div 2", -3),
+    ("2 ^ 10", 1024), ("2 ^ 0", 1),
+    ("3 - 5", -2), ("-(3)", -3), ("1..3 = {1, 2, 3}", True), ("5..4 = {}", True),
+    ("3 < 4 /\\ 4 =< 4 /\\ 5 \\geq 5 /\\ 3 \\leq 4 /\\ 3 # 4 /\\ 3 /= 4", True),
+    # booleans and connectives, synonyms
+    ("TRUE \\land FALSE", False), ("TRUE \\lor FALSE", True), ("\\lnot FALSE", True),
+    ("FALSE => TRUE", True), ("(TRUE <=> FALSE) = FALSE", True),
+    ("BOOLEAN = {TRUE, FALSE}", True),
+    ("TRUE \\equiv TRUE", True),
+    # sets
+    ("{1, 2} \\cup {2, 3}", frozenset({1, 2, 3})), ("{1, 2} \\union {3}", frozenset({1, 2, 3})),
+    ("{1, 2} \\cap {2, 3}", frozenset({2})), ("{1, 2} \\intersect {2}", frozenset({2})),
+    ("{1, 2} \\ {2}", frozenset({1})), ("{1} \\subseteq {1, 2}", True), ("2 \\notin {1}", True),
+    ("Cardinality(SUBSET {1, 2, 3})", 8), ("UNION {{1}, {2, 3}}", frozenset({1, 2, 3})),
+    ("{x * x : x \\in 1..3}", frozenset({1, 4, 9})),
+    ("{x \\in 1..6 : x % 2 = 0}", frozenset({2, 4, 6})),
+    ("{<<p, q>> \\in {1, 2} \\X {3} : p = 2}", frozenset({(2, 3)})),
+    ("{p + q : p \\in 1..2, q \\in {10}}", frozenset({11, 12})),
+    ("Cardinality({1, 2} \\X {3, 4} \\X {5})", 4), ("{1, 2} \\X {3} = {<<1, 3>>, <<2, 3>>}", True),
+    ("{} \\in SUBSET {1}", True), ("{3} \\in SUBSET {1}", False),
+    ("\\A s \\in SUBSET {1, 2} : s \\subseteq {1, 2}", True),
+    ("\\E p, q \\in 1..3 : p + q = 6", True), ("\\forall p \\in {} : FALSE", True),
+    ("\\exists p \\in 1..3 : p = 2", True),
+    # CHOOSE, CASE, IF, LET
+    ("CHOOSE p \\in 1..5 : p * p = 16", 4), ("CHOOSE p \\in 1..5 : TRUE", 1),
+    ("CASE 1 = 2 -> \"a\" [] 2 = 2 -> \"b\" [] OTHER -> \"c\"", "b"),
+    ("CASE 1 = 2 -> 1 [] OTHER -> 0", 0), ("IF 1 > 2 THEN 1 ELSE 2", 2),
+    ("LET sq(p) == p * p  k == 3 IN sq(k) + k", 12),
+    ("LET f[i \\in 0..6] == IF i < 2 THEN i ELSE f[i - 1] + f[i - 2] IN f[6]", 8),
+    ("LET Twice(F(_), v) == F(F(v)) IN Twice(LAMBDA p : p + 3, 1)", 7),
+    # functions, records, tuples
+    ("[i \\in 1..3 |-> i * 2][2]", 4), ("DOMAIN [i \\in {5, 6} |-> 0]", frozenset({5, 6})),
+    ("<<1, 2>> = [i \\in 1..2 |-> i]", True), ("[i \\in {} |-> 1] = <<>>", True),
+    ("[r |-> 1, s |-> 2] = [s |-> 2, r |-> 1]", True), ("[r |-> 1].r", 1),
+    ("[[r |-> 1, s |-> 2] EXCEPT !.r = @ + 10].r", 11),
+    ("[<<1, 2>> EXCEPT ![2] = 7]", (1, 7)),
+    ("[[i \\in 1..2 |-> <<0, 0>>] EXCEPT ![1][2] = 5, ![2][1] = @ + 1]", ((0, 5), (1, 0))),
+    ("[[i \\in 1..2 |-> [q |-> 0]] EXCEPT ![2].q = 9][2].q", 9),
+    ("[[r |-> 1] EXCEPT ![\"r\"] = 3].r", 3),
+    ("[[p \\in 1..2, q \\in 1..2 |-> p * 10 + q] EXCEPT ![2, 1] = 0][2, 1]", 0),
+    ("[p \\in 1..2, q \\in 3..4 |-> p + q][2, 4]", 6),
+    ("(1 :> \"a\" @@ 2 :> \"b\")", ("a", "b")), ("(1 :> 5 @@ 1 :> 6)[1]", 5),
+    ("DOMAIN ([f |-> 1] @@ [g |-> 2])", frozenset({"f", "g"})),
+    ("[{1, 2} -> {TRUE}] = {[i \\in {1, 2} |-> TRUE]}", True),
+    ("Cardinality([{1, 2} -> 1..3])", 9),
+    ("[r : {1, 2}, s : {\"x\"}] = {[r |-> 1, s |-> \"x\"], [r |-> 2, s |-> \"x\"]}", True),
+    ("[r |-> 1] \\in [r : Nat]", True),
+    # sequences
+    ("Append(<<1>>, 2)", (1, 2)), ("Head(<<4, 5>>)", 4), ("Tail(<<4, 5>>)", (5,)),
+    ("Len(<<>>)", 0), ("<<1>> \\o <<2, 3>>", (1, 2, 3)), ("SubSeq(<<1, 2, 3, 4>>, 2, 3)", (2, 3)),
+    ("SubSeq(<<1, 2>>, 2, 1)", ()), ("SelectSeq(<<1, 2, 3, 4>>, LAMBDA p : p > 2)", (3, 4)),
+    ("<<1, 2>> \\in Seq({1, 2})", True), ("<<1, 3>> \\in Seq({1, 2})", False),
+    ("\"ab\" = \"ab\"", True), ("\"a\\\"b\"", 'a"b'),
+    # TLC module, Integers, STRING
+    ("Cardinality(Permutations({a, b, c}))", 6), ("ToString(12)", "12"),
+    ("-3 \\in Int /\\ -3 \\notin Nat", True), ("\"s\" \\in STRING", True),
+    ("Assert(TRUE, \"msg\")", True), ("a = a /\\ a # b", True), ("a \\in {a, b}", True),
+]
+
+
+@pytest.mark.parametrize("text, expected", CASES)
+def test_expression(expr_model, text, expected):
+    assert ev(expr_model, text) == from_python(expected)
+
+
+def test_model_values_are_interned(expr_model):
+    assert ev(expr_model, "a") is ModelValue("a")
+    assert ev(expr_model, "{a, b, c}") == frozenset(ModelValue(n) for n in "abc")
+
+
+ERRORS = [
+    ("1 \\in {\"a\", 1}", "mixes"), ("1 = \"a\"", "compare"), ("\"a\" \\in {1, 2}", "compare"),
+    ("1 % 0", "positive"), ("1 \\div 0", "division"), ("Head(<<>>)", "empty"),
+    ("CASE 1 = 2 -> 1", "CASE"), ("CHOOSE p \\in 1..3 : p > 5", "CHOOSE"),
+    ("\\E p \\in Nat : p = 1", "infinite"), ("{p \\in Int : p > 1}", "infinite"),
+    ("<<1, 2>>[3]", "domain"), ("[r |-> 1].s", "domain"), ("SUBSET Nat = {}", "infinite"),
+    ("Assert(FALSE, \"boom\")", "Assert"),
+]
+
+
+@pytest.mark.parametrize("text, fragment", ERRORS)
+def test_expression_errors(expr_model, text, fragment):
+    with pytest.raises(TLAError) as info:
+        ev(expr_model, text)
+    assert fragment in str(info.value)
+
+
+def test_unknown_name_in_expression(expr_model):
+    with pytest.raises(TLAError, match="unknown operator Nope"):
+        ev(expr_model, "Nope + 1")
