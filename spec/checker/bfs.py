@@ -141,6 +141,7 @@ class Explorer:
         """Explore; returns ("ok"|"invariant"|"deadlock", name, bad_index, extra_state)."""
         m = self.model
         inits = []
+        m.compiler.tlc_level[0] = 1
         guarded(m.init_fn, None, inits.append, what="the initial predicate",
                 where=m.where(m.cfg.init or m.cfg.spec))
         self.generated += len(inits)

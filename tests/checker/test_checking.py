@@ -1,0 +1,216 @@
+"""Model-checking behaviour and error paths on small inline specs."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from spec.checker import check
+
+from .conftest import write_spec
+
+REPO = Path(__file__).resolve().parents[2]
+
+COUNTER = """
+VARIABLE x
+Init == x = 0
+Next == x < 3 /\\ x' = x + 1
+"""
+
+
+def test_deadlock_is_reported_with_shortest_trace(run_spec):
+    r = run_spec(COUNTER)
+    assert (r.result, r.trace_length, r.distinct_states, r.depth) == ("deadlock", 4, 4, 4)
+
+
+def test_check_deadlock_false(run_spec):
+    r = run_spec(COUNTER, "INIT Init\nNEXT Next\nCHECK_DEADLOCK FALSE\n")
+    assert (r.result, r.distinct_states, r.depth, r.trace_length) == ("ok", 4, 4, None)
+
+
+def test_invariant_violation_trace_and_labels(run_spec):
+    body = """
+    VARIABLES x, y
+    Init == x = 0 /\\ y \\in {0, 1}
+    Inc == x' = x + 1 /\\ UNCHANGED y
+    Flip == y' = 1 - y /\\ UNCHANGED <<x>>
+    Next == Inc \\/ Flip
+    Small == x < 2
+    """
+    r = run_spec(body, "INIT Init\nNEXT Next\nINVARIANT Small\n")
+    assert (r.result, r.violated, r.trace_length) == ("invariant", "Small", 3)
+    assert [label for label, _ in r.trace] == ["Initial predicate", "Inc", "Inc"]
+    assert r.trace[-1][1]["x"] == 2
+
+
+def test_self_loop_is_not_a_deadlock(run_spec):
+    r = run_spec("VARIABLE x\nInit == x = 0\nNext == UNCHANGED x\n")
+    assert (r.result, r.distinct_states, r.states_generated) == ("ok", 1, 2)
+
+
+def test_constraints_and_action_constraints(run_spec):
+    body = """
+    VARIABLE x
+    Init == x = 0
+    Next == x' = x + 1 \\/ x' = x + 2
+    Small == x <= 5
+    NoJump == x' - x < 2
+    """
+    r = run_spec(body, "INIT Init\nNEXT Next\nCONSTRAINT Small\n")
+    assert (r.result, r.distinct_states) == ("ok", 6)
+    r = run_spec(body, "INIT Init\nNEXT Next\nCONSTRAINT Small\nACTION_CONSTRAINT NoJump\n")
+    assert (r.result, r.distinct_states, r.depth) == ("ok", 6, 6)
+
+
+def test_symmetry_and_view(run_spec):
+    body = """
+    CONSTANT P
+    VARIABLES owner, n
+    Init == owner = [p \\in P |-> FALSE] /\\ n = 0
+    Next == \\E p \\in P : ~owner[p] /\\ owner' = [owner EXCEPT ![p] = TRUE] /\\ n' = n + 1
+    Sym == Permutations(P)
+    Owners == owner
+    """
+    base = "CONSTANT P = {p1, p2, p3}\nINIT Init\nNEXT Next\nCHECK_DEADLOCK FALSE\n"
+    assert run_spec(body, base).distinct_states == 8
+    assert run_spec(body, base + "SYMMETRY Sym\n").distinct_states == 4
+    assert run_spec(body, base + "VIEW Owners\n").distinct_states == 8
+
+
+def test_liveness_under_fairness_and_stuttering(run_spec):
+    body = """
+    VARIABLE x
+    Init == x = 0
+    Next == x < 2 /\\ x' = x + 1
+    Spec == Init /\\ [][Next]_x
+    Fair == Spec /\\ WF_x(Next)
+    Strong == Spec /\\ SF_x(Next)
+    Reach == <>(x = 2)
+    Settle == <>[](x = 2)
+    Lead == (x = 0) ~> (x = 2)
+    Often == []<>(x = 0)
+    Safe == [](x <= 2)
+    """
+    ok = run_spec(body, "SPECIFICATION Fair\nPROPERTIES Reach Settle Lead Safe\n"
+                        "CHECK_DEADLOCK FALSE\n")
+    assert ok.result == "ok", ok.error
+    assert run_spec(body, "SPECIFICATION Strong\nPROPERTY Reach\nCHECK_DEADLOCK FALSE\n"
+                    ).result == "ok"
+    bad = run_spec(body, "SPECIFICATION Spec\nPROPERTY Reach\nCHECK_DEADLOCK FALSE\n")
+    assert (bad.result, bad.violated, bad.trace_length, bad.cycle_back) == \
+        ("property", "Reach", 1, "stuttering")
+    often = run_spec(body, "SPECIFICATION Fair\nPROPERTY Often\nCHECK_DEADLOCK FALSE\n")
+    assert (often.result, often.trace_length) == ("property", 3)
+
+
+def test_liveness_cycle_lasso(run_spec):
+    body = """
+    VARIABLE x
+    Init == x = 0
+    Next == x' = (x + 1) % 3
+    Spec == Init /\\ [][Next]_x /\\ WF_x(Next)
+    Never == <>(x = 5)
+    Forall == \\A v \\in {0, 1, 2} : []<>(x = v)
+    """
+    r = run_spec(body, "SPECIFICATION Spec\nPROPERTY Never\n")
+    assert (r.result, r.trace_length, r.cycle_back) == ("property", 3, 1)
+    assert run_spec(body, "SPECIFICATION Spec\nPROPERTY Forall\n").result == "ok"
+
+
+def test_instance_with_substitution_and_extends(tmp_path):
+    (tmp_path / "Inner.tla").write_text(
+        "---- MODULE Inner ----\nEXTENDS Naturals\nCONSTANT Lim\nVARIABLE v\n"
+        "Step == v < Lim /\\ v' = v + 1\nTwiceV == 2 * v\n====\n")
+    (tmp_path / "Base.tla").write_text(
+        "---- MODULE Base ----\nEXTENDS Naturals\nHelper(k) == k + 1\n====\n")
+    body = """
+    VARIABLE w
+    I == INSTANCE Inner WITH Lim <- 3, v <- w
+    Init == w = 0
+    Next == I!Step
+    Inv == I!TwiceV = 2 * w /\\ Helper(w) > w
+    """
+    spec, cfg = write_spec(tmp_path, body, "INIT Init\nNEXT Next\nINVARIANT Inv\n"
+                           "CHECK_DEADLOCK FALSE\n", extends="EXTENDS Naturals, Base\n")
+    r = check(spec, cfg)
+    assert (r.result, r.distinct_states) == ("ok", 4), r.error
+
+
+def test_constant_substitution_and_assume(run_spec):
+    body = """
+    CONSTANT N
+    ASSUME N > 1
+    Val == 3
+    VARIABLE x
+    Init == x = N
+    Next == UNCHANGED x
+    """
+    assert run_spec(body, "CONSTANT N <- Val\nINIT Init\nNEXT Next\n").result == "ok"
+    r = run_spec(body, "CONSTANT N = 1\nINIT Init\nNEXT Next\n")
+    assert r.result == "error" and "Assumption" in r.error
+
+
+def test_print_and_tlcget(run_spec, capsys):
+    body = """
+    VARIABLE x
+    Init == x = 0
+    Next == x < 2 /\\ x' = x + 1
+    Inv == PrintT(<<"x", x>>) /\\ TLCGet("level") >= 1
+    """
+    r = run_spec(body, "INIT Init\nNEXT Next\nINVARIANT Inv\nCHECK_DEADLOCK FALSE\n")
+    assert r.result == "ok", r.error
+    assert '<<"x", 2>>' in capsys.readouterr().out
+
+
+ERROR_CASES = [
+    ("VARIABLE x\nInit == x = 0\nNext == x' = x +\n", "syntax error", ":5:"),
+    ("VARIABLE x\nInit == x = 0\nNext == x' = Foo(x)\n", "unknown operator Foo", ":5:14"),
+    ("VARIABLE x\nF(a) == a\nInit == x = 0\nNext == x' = F(x, x)\n", "expects 1 arguments", ":6:"),
+    ("VARIABLE x\nInit == x = 0\nNext == x' = x\nInv == x' = x\n", "level error", ""),
+    ("VARIABLE x\nInit == x = 0\nNext == x' = 1 + 2 % 3\n", "precedence", ":5:"),
+    ("VARIABLE x, y\nInit == x = 0 /\\ y = 0\nNext == x' = x\n", "y", ""),
+    ("VARIABLE x\nInit == x \\in Nat\nNext == x' = x\n", "infinite set Nat", ""),
+    ("VARIABLE x\nInit == x = 0\nNext == x' = IF 1 \\in {\"a\", 1} THEN 1 ELSE 0\n", "mixes", ""),
+    ("CONSTANT C\nVARIABLE x\nInit == x = C\nNext == x' = x\n", "not assigned", ":3:"),
+]
+
+
+def test_error_paths(run_spec):
+    for body, fragment, where in ERROR_CASES:
+        cfg = "INIT Init\nNEXT Next\n" + ("INVARIANT Inv\n" if "Inv ==" in body else "")
+        r = run_spec(body, cfg)
+        assert r.result == "error", body
+        assert fragment in r.error, (body, r.error)
+        assert where in r.error, (body, r.error)
+        assert "Traceback" not in r.error
+
+
+def test_cfg_naming_undefined_operator(run_spec):
+    r = run_spec(COUNTER, "INIT Init\nNEXT Next\nINVARIANT Missing\n")
+    assert r.result == "error" and "Missing" in r.error and "not defined" in r.error
+
+
+def test_tabs_and_unicode_free_synonyms(run_spec):
+    body = "VARIABLE x\nInit ==\tx = 0\nNext == \\exists k \\in {1} : x' = x + k /\\ x < 2\n"
+    r = run_spec(body, "INIT Init\nNEXT Next\nCHECK_DEADLOCK FALSE\n")
+    assert (r.result, r.distinct_states) == ("ok", 3), r.error
+
+
+def test_cli_json_and_exit_codes(tmp_path):
+    spec, cfg = write_spec(tmp_path, COUNTER, "INIT Init\nNEXT Next\n")
+    proc = subprocess.run([sys.executable, "-m", "spec.checker", spec, "-config", cfg, "--json"],
+                          capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode == 11
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["result"] == "deadlock" and out["trace_length"] == 4 and len(out["trace"]) == 4
+    proc = subprocess.run([sys.executable, "-m", "spec.checker", "--bogus"],
+                          capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode == 254
+    bad = tmp_path / "Bad.tla"
+    bad.write_text("---- MODULE Bad ----\nVARIABLE x\nInit == x = \n====\n")
+    (tmp_path / "Bad.cfg").write_text("INIT Init\nNEXT Init\n")
+    proc = subprocess.run([sys.executable, "-m", "spec.checker", str(bad), "--json"],
+                          capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode == 150
+    out = json.loads(proc.stdout)
+    assert out["result"] == "error" and "Bad.tla:" in out["error"]
+    assert "Traceback" not in proc.stderr
