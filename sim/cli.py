@@ -127,6 +127,7 @@ def generate(args: argparse.Namespace) -> int:
         f"faults={len(CATALOGUE)} fixed_seed={fixed.FIXED_SEED}")
     out.mkdir(parents=True, exist_ok=True)
     report.clean(out)
+    report.write_text(out / "README.md", report.INDEX)
     with parallel.pool(args.jobs) as pool:
         say(f"[1/4] fixed table: {len(fixed.cells())} runs")
         docs = parallel.map_ordered(pool, fixed.run_cell, fixed.cells())

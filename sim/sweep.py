@@ -10,6 +10,7 @@ system fails on). Every failing cell is listed with the command that replays it 
 
 from __future__ import annotations
 
+import json
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from pathlib import Path
@@ -162,10 +163,26 @@ def run(pool: Any, first_seed: int, cases: int, out: Path,
     return summary
 
 
+def compact_record(rec: dict[str, Any]) -> dict[str, Any]:
+    """A case as one short line: each cell is [refunded, outcome, reasons, resolution_ms],
+    plus a fifth element {"world_race": true, "oracle": ...} only when there is something to
+    say (the oracle's verdict is shown only when it is not True)."""
+    cells = {}
+    for name, c in rec["cells"].items():
+        cell: list[Any] = [c["refunded"], c["outcome"], c["reasons"], c["resolution_ms"]]
+        extra = {k: c[k] for k in ("world_race",) if c.get(k)}
+        if c.get("oracle", True) is not True:
+            extra["oracle"] = c["oracle"]
+        if extra:
+            cell.append(extra)
+        cells[name] = cell
+    return {"seed": rec["seed"], "plan": rec["plan"], "kinds": rec["kinds"], "cells": cells}
+
+
 def write(out: Path, first_seed: int, records: list[dict[str, Any]],
           summary: dict[str, Any]) -> None:
-    lines = [trace.dumps(r).replace("\n", "") for r in records]
-    compact = "".join(line + "\n" for line in lines)
+    compact = "".join(json.dumps(compact_record(r), sort_keys=True, separators=(",", ":"),
+                                 ensure_ascii=False) + "\n" for r in records)
     (out / "sweep_cases.jsonl").write_text(compact, encoding="utf-8")
     report.write_json(out / "sweep_summary.json", {
         "first_seed": first_seed, "cases": summary["cases"], "table": summary["table"],
@@ -208,9 +225,26 @@ def markdown(first_seed: int, s: dict[str, Any]) -> str:
 
 
 def failures_markdown(failures: list[dict[str, Any]]) -> str:
-    out = ["# Failing sweep runs", "", f"{len(failures)} failing runs. Each line replays alone "
-           "with its command (prints the full timeline).", ""]
+    """One line per failing case: each failing system with its tiers, reasons and the command
+    that replays it alone (at its first failing tier; the other tiers replay the same way)."""
+    by_seed: dict[int, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
+    plans = {}
     for f in failures:
-        out.append(f"- seed {f['seed']} {f['system']} {f['tier']}: {', '.join(f['reasons'])} "
-                   f"— `{f['command']}` — {f['plan']}")
+        by_seed[f["seed"]][f["system"]].append(f)
+        plans[f["seed"]] = f["plan"]
+    out = ["# Failing sweep runs", "",
+           f"{len(failures)} failing runs in {len(by_seed)} cases. One line per case; each "
+           "failing system shows its failing tiers, the violations, and the command that "
+           "replays it alone and prints its full timeline (swap `--tier` for the other tiers).",
+           ""]
+    for seed in sorted(by_seed):
+        parts = []
+        for system in SYSTEM_NAMES:
+            runs = by_seed[seed].get(system)
+            if not runs:
+                continue
+            reasons = sorted({r for f in runs for r in f["reasons"]})
+            tiers = " ".join(f["tier"] for f in runs)
+            parts.append(f"{system} {tiers} ({', '.join(reasons)}): `{runs[0]['command']}`")
+        out.append(f"- seed {seed} [{plans[seed]}]: " + "; ".join(parts))
     return "\n".join(out)

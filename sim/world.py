@@ -22,7 +22,7 @@ import simpy
 from simpy.events import Initialize
 
 from faults.plans import FaultPlan
-from kernel import Lease, payload_digest
+from kernel import Lease, payload_digest, replay
 from sim.disk import Disk
 from sim.refund import Job, RefundStory
 from sim.target import Request, Response, Target
@@ -59,6 +59,7 @@ class Run:
         self.alerts: list[str] = []
         self.errors: list[str] = []
         self.surfaced: list[str] = []
+        self.effect_state: str | None = None  # traced kernel runs: the effect's state now
 
     # ---------------------------------------------------------------- running
 
@@ -90,7 +91,9 @@ class Run:
         if details:
             event["details"] = details
         if state is not None:
-            event["state"] = state
+            self.effect_state = state
+        if self.effect_state is not None:
+            event["state"] = self.effect_state
         self.events.append(event)
 
     def live(self) -> list[Node]:
@@ -137,6 +140,8 @@ class Run:
                         not isinstance(proc._target, Initialize):
                     proc.interrupt("crash")
         torn = self.disk.crash(self.disk_rng, self.plan.torn, writing)
+        if self.events is not None and self.effect_state is not None:
+            self.effect_state = durable_state(self.disk.entries)
         self.log("world", "crash", "worker crashes: volatile state lost",
                  **({"torn": torn} if torn else {}))
         for name in self.plan.during_outage:
@@ -321,6 +326,12 @@ class Node:
         self.log("network", "query", "lookup by effect id sent")
         self.run.lookup(self, effect_id, done)
         return done
+
+
+def durable_state(entries: list[Any]) -> str | None:
+    """The state the durable journal gives the (last) effect, as a restart will find it."""
+    effects = replay([e for e in entries if e is not None])
+    return list(effects.values())[-1].state.value if effects else None
 
 
 def simulate(plan: FaultPlan, system: Any, tier: str, seed: int, trace: bool = False) -> Run:
