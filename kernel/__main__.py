@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -39,8 +40,8 @@ def _parser() -> argparse.ArgumentParser:
                    '{"op": "send"|"apply", "effect_id", "ts", ...}')
     c.add_argument("--complete", action="store_true",
                    help="recovery ran to the end: every DISPATCHED effect must be final (K9)")
-    c.add_argument("--now", type=int, help="current time; entries later than this are "
-                   "reported as coming from the future")
+    c.add_argument("--now", type=int, help="current time in ms since the epoch (default: "
+                   "this machine's clock); entries later than this come from the future")
     c.add_argument("--json", action="store_true", help="print the verdict as JSON")
     return parser
 
@@ -78,7 +79,8 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     text = _read(args.journal, "journal")
     history = _history(args.history) if args.history else None
-    verdict = check(text, history, complete=args.complete, now=args.now)
+    now = args.now if args.now is not None else time.time_ns() // 1_000_000
+    verdict = check(text, history, complete=args.complete, now=now)
     if args.json:
         print(json.dumps(verdict.as_json(), indent=2, sort_keys=True))
     else:

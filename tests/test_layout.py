@@ -19,7 +19,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 ALLOWED = {"__future__", "collections", "dataclasses", "enum", "hashlib", "json", "re",
            "typing", "rfc8785", "kernel"}
-CLI_ONLY = {"argparse", "sys", "pathlib"}
+CLI_ONLY = {"argparse", "sys", "pathlib", "time"}
 FORBIDDEN_CALLS = {"open", "print", "input"}
 
 
