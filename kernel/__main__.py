@@ -48,10 +48,17 @@ def _parser() -> argparse.ArgumentParser:
 
 def _read(path: str, what: str) -> str:
     try:
-        return Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        print(f"python -m kernel: cannot read {what} {path}: {exc}", file=sys.stderr)
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        print(f"python -m kernel: cannot read {what} {path}: {exc.strerror}", file=sys.stderr)
         sys.exit(BAD_USAGE)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        print("valid: false")
+        print(f"line {line}: {what} is not valid UTF-8 (byte {exc.start})")
+        sys.exit(EXIT[False])
 
 
 def _history(path: str) -> list[dict[str, Any]]:

@@ -236,6 +236,9 @@ def _check_nested(entry: dict[str, Any], name: str, fields: dict[str, Any],
 
 def parse_line(text: str, line_no: int) -> dict[str, Any]:
     """One journal line (without its newline) to an entry, or JournalError saying why not."""
+    if text.endswith("\r"):
+        raise JournalError(line_no, "line ends with a carriage return: journal lines end with "
+                                    "a bare newline (LF), not CRLF")
     try:
         entry = _decode(text)
     except ValueError as exc:
@@ -259,7 +262,7 @@ def entry_hash(text: str) -> str:
         unsigned = text[:start] + text[end + 1:]
     else:  # the last member: drop the comma before it instead
         unsigned = text[:start - 1] + text[end:]
-    return hashlib.sha256(unsigned.encode("utf-8")).hexdigest()
+    return hashlib.sha256(unsigned.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def verify(text: str, now: int | None = None, expected_head: str | None = None) -> Verdict:
