@@ -177,7 +177,7 @@ def observe(p: Params, w: World, ki: int) -> tuple[Lease, dict]:
             FACTS_OK if w.prem[ki] else FACTS_MOVED)
 
 
-def kernel_moves(p: Params, w: World) -> Iterator[tuple[str, World]]:
+def kernel_moves(p: Params, w: World) -> Iterator[tuple[str, World, dict | None]]:
     for wi, worker in enumerate(p.workers):
         if not w.up[wi]:
             continue
@@ -189,9 +189,16 @@ def kernel_moves(p: Params, w: World) -> Iterator[tuple[str, World]]:
             yield from ack(p, w, m, f"Ack({worker},{m})")
 
 
+def kstep(w: World, ki: int, event: Any) -> tuple[Any, dict]:
+    """kernel.step on key ki's effect, and the record of that step (for trace tests)."""
+    t = step(w.mem[ki], event)
+    return t, {"event": event, "effect_id": t.effect.effect_id, "before": w.mem[ki],
+               "after": t.effect, "commands": t.commands}
+
+
 def propose(p: Params, w: World, wi: int, ki: int, a: int, label: str):
-    t = step(w.mem[ki], Propose(w.now, p.proposal(p.keys[ki], a)))
-    yield label, Driver(p, w, ki).run(t.effect, t.commands)
+    t, r = kstep(w, ki, Propose(w.now, p.proposal(p.keys[ki], a)))
+    yield label, Driver(p, w, ki).run(t.effect, t.commands), r
 
 
 def worker_moves(p: Params, w: World, wi: int, ki: int, who: str):
@@ -201,40 +208,40 @@ def worker_moves(p: Params, w: World, wi: int, ki: int, who: str):
     lease, facts = observe(p, w, ki)
     held = w.ans[wi][ki]
     if e.state is State.PROPOSED:
-        t = step(e, Authorize(w.now, lease, facts))
-        yield "Authorize" + who, Driver(p, w, ki).run(t.effect, t.commands)
+        t, r = kstep(w, ki, Authorize(w.now, lease, facts))
+        yield "Authorize" + who, Driver(p, w, ki).run(t.effect, t.commands), r
     elif e.state is State.AUTHORIZED:
-        t = step(e, Dispatch(w.now, lease, facts))
-        yield "Dispatch" + who, Driver(p, w, ki).run(t.effect, t.commands)
+        t, r = kstep(w, ki, Dispatch(w.now, lease, facts))
+        yield "Dispatch" + who, Driver(p, w, ki).run(t.effect, t.commands), r
     elif e.state is State.DISPATCHED:
         yield from recover(p, w, wi, ki, Recover(w.now, lease, facts, held), who)
     elif held is not None:
-        t = step(e, LookupAnswer(w.now, held.found))
+        t, r = kstep(w, ki, LookupAnswer(w.now, held.found))
+        r["asked_at"] = held.asked_at
         w2 = replace(w, ans=put(w.ans, wi, put(w.ans[wi], ki, None)))
-        yield "LateLookup" + who, Driver(p, w2, ki).run(t.effect, t.commands)
+        yield "LateLookup" + who, Driver(p, w2, ki).run(t.effect, t.commands), r
 
 
 def recover(p: Params, w: World, wi: int, ki: int, ev: Recover, who: str):
-    t = step(w.mem[ki], ev)
+    t, r = kstep(w, ki, ev)
     if any(isinstance(c, Query) for c in t.commands):
         found = visible(p, w, ki)
         w2 = replace(w, ans=put(w.ans, wi, put(w.ans[wi], ki, Lookup(found, w.now))))
-        yield "Lookup" + who, w2
+        yield "Lookup" + who, w2, r
     elif not all(isinstance(c, WaitUntil) for c in t.commands):
         w2 = replace(w, ans=put(w.ans, wi, put(w.ans[wi], ki, None)))
-        yield "Recover" + who, Driver(p, w2, ki).run(t.effect, t.commands)
+        yield "Recover" + who, Driver(p, w2, ki).run(t.effect, t.commands), r
 
 
 def ack(p: Params, w: World, m: tuple[int, int], label: str):
     ki = p.keys.index(m[0])
     w2 = replace(w, acks=w.acks - {m})
-    e = w.mem[ki]
     try:
-        t = step(e, Ack(w.now, m[1]))
+        t, r = kstep(w, ki, Ack(w.now, m[1]))
     except IllegalTransition:
-        yield label, w2  # the kernel refuses the event; the driver drops the ack
+        yield label, w2, None  # the kernel refuses the event; the driver drops the ack
         return
-    yield label, Driver(p, w2, ki).run(t.effect, t.commands)
+    yield label, Driver(p, w2, ki).run(t.effect, t.commands), r
 
 
 def visible(p: Params, w: World, ki: int) -> bool:
@@ -315,6 +322,11 @@ def crashed(w: World, wi: int, survived: tuple[tuple[dict, ...], ...]) -> World:
                    crashes=w.crashes + 1)
 
 
+def moves_with_steps(p: Params, w: World) -> list[tuple[str, World, dict | None]]:
+    """Every labelled successor, with the kernel step record of kernel moves (else None)."""
+    return list(kernel_moves(p, w)) + [(label, w2, None) for label, w2 in env_moves(p, w)]
+
+
 def moves(p: Params, w: World) -> list[tuple[str, World]]:
     """Every labelled successor of a world: kernel moves, then environment moves."""
-    return list(kernel_moves(p, w)) + list(env_moves(p, w))
+    return [(label, w2) for label, w2, _ in moves_with_steps(p, w)]

@@ -1,0 +1,344 @@
+"""Trace validation: check a recorded kernel run, step by step, against Kernel.tla.
+
+How it works. Every kernel step is normalised to a ``Step``: the spec action it must be
+(Propose, Authorize, Dispatch, Recover, Lookup, LateLookup, Ack), the time, the effect
+before and after (``kernel.Effect``), and what the kernel observed (lease live, premises
+held, the lookup answer it was given, the acked attempt) and did (the request it sent,
+whether it alerted). The step becomes one spec state: the effect is ``rec[1]``, the
+observations are the world (``lease``, ``prem``, ``ans``, ``acks``). The project's checker
+computes that state's successors under the named action, from Kernel.tla instantiated with
+the run's own capabilities and timing; the step is a spec step iff the kernel's outcome
+is among them. Times are shifted so that ``now`` is a fixed origin (the spec is invariant
+under a shift of time), so the successor sets are cached per relative situation and a
+sweep pays the checker once per distinct situation (microseconds per step otherwise).
+
+Two inputs are accepted:
+
+* ``validate_trace(steps, capabilities=..., timing=...)``: a list of dicts
+  ``{"event": <kernel Event>, "effect_id": str, "before": Effect | None,
+  "after": Effect, "commands": tuple of kernel Commands}`` (what ``kernel.step`` was
+  given and returned); ``tier`` may replace ``capabilities`` (1, 2, 3 or "t1q"), and both
+  default to the proposal's own when a Propose is in the trace;
+* ``validate_journal(entries)``: sealed journal entries (``kernel.verify(...).entries``),
+  one step per entry, the observations taken from what the entry records.
+
+Both return a ``TraceResult``: ``ok``, ``steps`` checked, and for the first step that is
+not a spec step its ``index`` and a one-line ``explanation``. ``check(doc)`` adapts a
+simulator trace document (sim/TRACES.md) to ``{"valid", "anomalies"}``.
+"""
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kernel import (
+    Ack,
+    Alert,
+    Authorize,
+    Capabilities,
+    Dispatch,
+    Effect,
+    KernelError,
+    LookupAnswer,
+    Propose,
+    Query,
+    Recover,
+    Send,
+    Timing,
+    stale_premises,
+)
+from kernel.machine import apply_entry, proposal_of
+from spec.checker.values import FnDict
+from spec.conformance import specgraph
+from spec.conformance.mapping import NO_ANS, NO_REC, record
+
+ORIGIN = 2**40  # "now" after the shift: far above any time a run can produce
+TIERS = {1: (True, False), "t1": (True, False), "t1q": (True, True), 2: (False, True),
+         "t2": (False, True), 3: (False, False), "t3": (False, False)}
+
+
+@dataclass(frozen=True)
+class Step:
+    action: str                   # the spec action this kernel step must be
+    now: int
+    before: Effect | None
+    after: Effect | None
+    lease_live: bool = True
+    premises_hold: bool = True
+    lookup: tuple[bool, int] | None = None  # (found, asked_at) held by the worker
+    attempt: int = 0              # Ack: the acknowledged attempt
+    amount: int = 1               # Propose: 1 = the recorded payload, 2 = another one
+    sent: tuple[int, int] | None = None     # (attempt, deadline) of the request sent
+    alerted: bool | None = None   # None: unknown (a journal does not record alerts)
+    what: str = ""
+
+
+@dataclass
+class TraceResult:
+    ok: bool
+    steps: int = 0
+    index: int | None = None      # the first step that is not a spec step
+    explanation: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"valid": self.ok, "steps": self.steps, "index": self.index,
+                "explanation": self.explanation}
+
+# ---------------------------------------------------------------- the spec side
+
+
+@functools.lru_cache(maxsize=64)
+def model_for(caps: Capabilities, timing: Timing):
+    """Kernel.tla with one effect and one worker, under a run's capabilities and timing."""
+    return specgraph.load_model({
+        "Keys": {1}, "Amounts": {1, 2}, "Workers": {1}, "Dedupes": caps.dedupes,
+        "Queryable": caps.queryable, "SendTimeout": timing.send_timeout,
+        "SettleMargin": timing.settle_margin, "DedupWindow": caps.dedup_window,
+        "DedupMargin": timing.dedup_margin, "LookupLag": caps.lookup_lag, "MaxTime": 0,
+        "MaxCrashes": 0, "MaxLoss": 0, "Revocable": False, "PremiseMovable": False,
+        "Prunable": False})
+
+
+def shift(t: int | None, now: int) -> int:
+    """A time relative to the step's ``now``; -1 (never) stays -1."""
+    return -1 if t is None or t < 0 else t - now + ORIGIN
+
+
+def rec_at(e: Effect | None, now: int) -> FnDict:
+    if e is None:
+        return NO_REC
+    claim = shift(e.claim_until, now) if e.attempts else 0  # 0: never sent
+    return record(st=e.state.value, pay=1, att=e.attempts, first=shift(e.first_sent_at, now),
+                  claim=claim, ex=e.executed.value)
+
+
+def spec_state(model, s: Step) -> tuple:
+    ans = NO_ANS if s.lookup is None else record(found=s.lookup[0],
+                                                 asked=shift(s.lookup[1], s.now))
+    acks = frozenset({record(id=1, att=s.attempt)}) if s.action == "Ack" else frozenset()
+    values = {"now": ORIGIN, "rec": (rec_at(s.before, s.now),), "dur": ("ALL",),
+              "up": (True,), "ans": ((ans,),), "net": frozenset(), "acks": acks,
+              "tgt": (record(n=0, at=-1, kept=False),), "lease": s.lease_live,
+              "prem": (s.premises_hold,), "crashes": 0, "losses": 0, "sent": (0,),
+              "sentPay": (frozenset(),), "alarm": False}
+    return tuple(values[n] for n in model.var_names)
+
+
+Outcome = tuple[FnDict, bool | None, tuple[int, int] | None]
+
+
+@functools.lru_cache(maxsize=200_000)
+def allowed(model, action: str, state: tuple) -> frozenset[Outcome]:
+    """What the spec's ``action`` may do from ``state``: (rec, alarm, request sent)."""
+    names = model.var_names
+    out = set()
+    for label, t in specgraph.labeled_successors(model, state):
+        if label != action:
+            continue
+        v = dict(zip(names, t))
+        req = next(iter(v["net"]), None)
+        out.add((v["rec"][0], v["alarm"], None if req is None else (req.d["att"], req.d["dl"])))
+    return frozenset(out)
+
+# ---------------------------------------------------------------- checking one step
+
+
+def outcome(s: Step) -> Outcome:
+    sent = None if s.sent is None else (s.sent[0], shift(s.sent[1], s.now))
+    return rec_at(s.after, s.now), bool(s.alerted), sent
+
+
+def check_step(model, s: Step) -> str | None:
+    """None if the step is a spec step, else why not."""
+    state = spec_state(model, s)
+    if s.action in ("Wait", "Query", "Idle"):
+        return idle_step(model, s, state)
+    options = allowed(model, s.action, state)
+    got = outcome(s)
+    if s.alerted is None:
+        options = frozenset((r, None, q) for r, _, q in options)
+        got = (got[0], None, got[2])
+    if got in options:
+        return None
+    return mismatch(s, got, options)
+
+
+def idle_step(model, s: Step, state: tuple) -> str | None:
+    """Recover that waited or asked for a lookup: the spec must not be able to decide."""
+    if allowed(model, "Recover", state):
+        return f"{s.what}: the kernel did not decide ({s.action.lower()}) but the spec's " \
+               f"Recover decides here"
+    can_query = bool(allowed(model, "Lookup", state))
+    if s.action != "Idle" and can_query != (s.action == "Query"):
+        return f"{s.what}: the kernel chose to {s.action.lower()} but the spec " \
+               f"{'would look it up' if can_query else 'has no lookup to make'}"
+    return None
+
+
+def show_outcome(o: Outcome, now: int) -> str:
+    r, alarm, sent = o
+    d = dict(r.d)
+    for k in ("first", "claim"):
+        if d[k] > ORIGIN // 2:
+            d[k] = d[k] - ORIGIN + now
+    text = f"{d['st']} att={d['att']} first={d['first']} claim={d['claim']} ex={d['ex']}"
+    if sent is not None:
+        text += f" sends attempt {sent[0]} deadline {sent[1] - ORIGIN + now}"
+    return text + (" ALERT" if alarm else "")
+
+
+def mismatch(s: Step, got: Outcome, options: frozenset[Outcome]) -> str:
+    allowed_text = "; ".join(sorted(show_outcome(o, s.now) for o in options)) or "nothing"
+    before = s.before.state.value if s.before is not None else "(new)"
+    return (f"{s.what}: from {before} the kernel went to {show_outcome(got, s.now)}, "
+            f"but the spec's {s.action} allows: {allowed_text}")
+
+
+def run(steps: Iterable[Step], caps: Capabilities, timing: Timing) -> TraceResult:
+    model = model_for(caps, timing)
+    result = TraceResult(True)
+    for i, s in enumerate(steps):
+        why = check_step(model, s)
+        result.steps = i + 1
+        if why:
+            result.ok, result.index, result.explanation = False, i, f"step {i}: {why}"
+            break
+    return result
+
+# ---------------------------------------------------------------- input 1: kernel steps
+
+
+def observed(ev: Any, e: Effect) -> tuple[bool, bool]:
+    p = e.proposal
+    live = ev.lease.live(ev.now) and ev.lease.id == p.lease
+    return live, not stale_premises(p.premises, ev.facts)
+
+
+def sent_of(commands: Sequence[Any]) -> tuple[int, int] | None:
+    for c in commands:
+        if isinstance(c, Send):
+            return c.attempt, c.deadline
+    return None
+
+
+def from_kernel_step(raw: Mapping[str, Any]) -> Step:
+    ev, before, after = raw["event"], raw.get("before"), raw.get("after")
+    commands = tuple(raw.get("commands", ()))
+    alerted = any(isinstance(c, Alert) for c in commands) if "commands" in raw else None
+    common = {"now": ev.now, "before": before, "after": after, "alerted": alerted,
+              "sent": sent_of(commands), "what": f"{type(ev).__name__} at {ev.now}"}
+    if isinstance(ev, Propose):
+        other = before is not None and \
+            ev.proposal.payload_digest != before.proposal.payload_digest
+        return Step("Propose", amount=2 if other else 1, **common)
+    if isinstance(ev, (Authorize, Dispatch)):
+        live, holds = observed(ev, before)
+        return Step(type(ev).__name__, lease_live=live, premises_hold=holds, **common)
+    if isinstance(ev, Recover):
+        live, holds = observed(ev, before)
+        lookup = None if ev.lookup is None else (ev.lookup.found, ev.lookup.asked_at)
+        action = recover_action(commands) if "commands" in raw else \
+            ("Idle" if after == before else "Recover")
+        return Step(action, lease_live=live, premises_hold=holds, lookup=lookup, **common)
+    if isinstance(ev, Ack):
+        return Step("Ack", attempt=ev.attempt, **common)
+    if isinstance(ev, LookupAnswer):
+        asked = raw.get("asked_at", ev.now)
+        return Step("LateLookup", lookup=(ev.found, asked), **common)
+    raise KernelError(f"not a kernel event: {ev!r}")
+
+
+def recover_action(commands: Sequence[Any]) -> str:
+    if any(isinstance(c, Query) for c in commands):
+        return "Query"
+    if commands and all(type(c).__name__ == "WaitUntil" for c in commands):
+        return "Wait"
+    return "Recover"
+
+
+def tier_caps(tier: Any, timing: Timing) -> Capabilities:
+    dedupes, queryable = TIERS[tier]
+    window = timing.dedup_margin * 2 + 1 if dedupes else 0
+    return Capabilities(dedupes, queryable, dedup_window=window, lookup_lag=0)
+
+
+def validate_trace(steps: Sequence[Mapping[str, Any]], tier: Any = None,
+                   capabilities: Capabilities | None = None,
+                   timing: Timing | None = None) -> TraceResult:
+    """Check every kernel step of a recorded run against Kernel.tla's next-state relation.
+
+    ``steps``: dicts with ``event`` (a kernel Event), ``effect_id``, ``before`` (Effect or
+    None), ``after`` (Effect) and, if known, ``commands`` (what ``kernel.step`` returned)
+    and ``asked_at`` (for a LookupAnswer). Capabilities and timing default to those of the
+    first effect's proposal; ``tier`` picks capabilities when no effect says them."""
+    steps = list(steps)
+    proposal = next((s.get("after") or s.get("before") for s in steps
+                     if s.get("after") or s.get("before")), None)
+    proposal = proposal.proposal if proposal is not None else None
+    timing = timing or (proposal.timing if proposal else Timing())
+    caps = capabilities or (proposal.capabilities if proposal else tier_caps(tier, timing))
+    return run((from_kernel_step(s) for s in steps), caps, timing)
+
+# ---------------------------------------------------------------- input 2: the journal
+
+
+def entry_checks(entry: Mapping[str, Any]) -> tuple[bool, bool]:
+    checks = entry.get("checks") or {}
+    live = bool(checks.get("lease", {}).get("live", True))
+    return live, not checks.get("stale", [])
+
+
+def entry_lookup(entry: Mapping[str, Any]) -> tuple[bool, int] | None:
+    raw = entry.get("lookup")
+    return None if raw is None else (raw["found"], raw["asked_at"])
+
+
+def journal_step(before: Effect | None, entry: Mapping[str, Any]) -> Step:
+    kind, now = entry["kind"], entry["ts"]
+    after = apply_entry(before, entry)
+    live, holds = entry_checks(entry)
+    common = {"now": now, "before": before, "after": after, "alerted": None,
+              "what": f"line {entry['seq'] + 1} {kind}"}
+    if kind == "DISPATCHED":
+        common["sent"] = (entry["attempt"], entry["deadline"])
+    if kind in ("PROPOSED", "REJECTED"):
+        return Step("Propose", amount=2 if kind == "REJECTED" else 1, **common)
+    if before is not None and before.state.value in ("PROPOSED", "AUTHORIZED"):
+        action = "Authorize" if before.state.value == "PROPOSED" else "Dispatch"
+        return Step(action, lease_live=live, premises_hold=holds, **common)
+    if kind == "COMMITTED" and entry["via"] == "ack":
+        return Step("Ack", attempt=entry.get("attempt", 1), **common)
+    if kind == "LATE":
+        if entry["answer"] == "ack":
+            return Step("Ack", attempt=entry.get("attempt", 1), **common)
+        return Step("LateLookup", lookup=(bool(entry.get("found")), now), **common)
+    return Step("Recover", lease_live=live, premises_hold=holds, lookup=entry_lookup(entry),
+                **common)
+
+
+def validate_journal(entries: Sequence[Mapping[str, Any]]) -> TraceResult:
+    """Check each sealed journal entry as one kernel step of Kernel.tla (per effect)."""
+    effects: dict[str, Effect | None] = {}
+    steps: list[Step] = []
+    caps = timing = None
+    for entry in entries:
+        eid = entry["effect_id"]
+        if entry["kind"] == "PROPOSED" and caps is None:
+            p = proposal_of(entry)
+            caps, timing = p.capabilities, p.timing
+        steps.append(journal_step(effects.get(eid), entry))
+        effects[eid] = steps[-1].after
+    if caps is None:
+        return TraceResult(True, notes=["no PROPOSED entry: nothing to check"])
+    return run(steps, caps, timing)
+
+
+def check(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """A simulator trace document (sim/TRACES.md) -> {"valid", "anomalies"}."""
+    result = validate_journal(doc.get("journal") or [])
+    anomalies = [] if result.ok else [{"type": "not_a_spec_step", "index": result.index,
+                                       "explanation": result.explanation}]
+    return {"valid": result.ok, "steps": result.steps, "anomalies": anomalies}
