@@ -34,6 +34,9 @@ LOCAL_NAME = re.compile(r"\b(s|c_\d+|n_\d+|b_\w+|at_\d+|tup_\d+|self_\w+|key_\d+
 SIMPLE_CODE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$|-?\d+$|'[^'\\\\]*'$")
 
 
+NOV = object()  # "no value": a hoisted application that must be redone by _ap
+
+
 class NeedsState(Exception):
     """Raised while compiling in constant mode when the state is referenced."""
 
@@ -59,6 +62,18 @@ class Cx:
         return new
 
 
+VAR_CODE = re.compile(r"c_\d+$")
+
+
+def at_put_code(f, key, value):
+    """[f EXCEPT ![key] = value] with the tuple case inlined for a name and a literal key."""
+    if f.isidentifier() and key.isdigit() and int(key) > 0:
+        k = int(key)
+        return f"({f}[:{k - 1}] + ({value},) + {f}[{k}:] if {f}.__class__ is tuple and " \
+               f"len({f}) >= {k} else _rt.at_put({f}, {key}, {value}))"
+    return f"_rt.at_put({f}, {key}, {value})"
+
+
 def class_code(code):
     if code.isidentifier():
         return f"{code}.__class__"
@@ -67,6 +82,9 @@ def class_code(code):
 
 def apply_code(f, key):
     """f[key], with the common tuple case inlined when both are plain names."""
+    if f.isidentifier() and key.isdigit() and int(key) > 0:
+        return f"({f}[{int(key) - 1}] if {f}.__class__ is tuple and len({f}) >= {key} " \
+               f"else _ap({f}, {key}))"
     if f.isidentifier() and SIMPLE_CODE.match(key) and not key.startswith("'"):
         return f"({f}[{key} - 1] if {f}.__class__ is tuple and 0 < {key} <= len({f}) " \
                f"else _ap({f}, {key}))"
@@ -122,6 +140,8 @@ class Compiler:
         self.tlc_level = [0]
         self.keepalive = []
         self.fold_cache = {}
+        self.hoists = []
+        self.ns["_NOV"] = NOV
         for fname in dir(rt):
             if not fname.startswith("_"):
                 self.ns["_rt_" + fname] = getattr(rt, fname)
@@ -150,17 +170,34 @@ class Compiler:
         exec(code, self.ns)
         return self.ns[name]
 
-    def unpack(self):
+    def unpack(self, hoist=True):
         n = len(self.var_names)
-        if n == 0:
-            return []
-        names = ", ".join(f"c_{i}" for i in range(n))
-        return [f"{names}{',' if n == 1 else ''} = s"]
+        lines = []
+        if n:
+            names = ", ".join(f"c_{i}" for i in range(n))
+            lines = [f"{names}{',' if n == 1 else ''} = s"]
+        return lines + (self.hoisted_lines() if hoist else [])
+
+    def hoisted_lines(self):
+        """Prologue computing f[k] for state variables f and literal k (_NOV if not a tuple)."""
+        found = self.hoists.pop()
+        return [f"{name} = c_{i}[{k - 1}] if c_{i}.__class__ is tuple and len(c_{i}) >= {k} "
+                f"else _NOV" for (i, k), name in sorted(found.items())]
+
+    def apply_code(self, f, key):
+        """f[key], with the common tuple case inlined (and hoisted for state variables)."""
+        found = self.hoists[-1] if self.hoists else None
+        if found is not None and VAR_CODE.match(f) and key.isdigit() and 0 < int(key) < 64:
+            slot = (int(f[2:]), int(key))
+            name = found.setdefault(slot, f"p_{slot[0]}_{slot[1]}")
+            return f"({name} if {name} is not _NOV else _ap({f}, {key}))"
+        return apply_code(f, key)
 
     # --- units ------------------------------------------------------------
     def state_function(self, node, env, what="expression"):
         """def f(s): return <node>  (a state predicate or state function)."""
         fname = self.fresh("state_" + what)
+        self.hoists.append({})
         body = self.ex(node, env, Cx("state"))
         src = "\n".join([f"def {fname}(s):"] + indent(self.unpack() + [f"return {body}"]))
         return self.build(src, fname)
@@ -170,6 +207,7 @@ class Compiler:
         fname = self.fresh(what)
         n = len(self.var_names)
         assigned = frozenset(range(n))
+        self.hoists.append({})
         body = self.ex(node, env, Cx("action", assigned=assigned))
         lines = self.unpack()
         if n:
@@ -201,8 +239,9 @@ class Compiler:
                 return [f"emit({tup}, {cx.label or 'Next'!r})"]
             return [f"emit({tup})"]
 
+        self.hoists.append({})
         lines = self.act(node, env, Cx(mode), final)
-        head = self.unpack() if mode != "init" else ["s = None"]
+        head = self.unpack() if mode != "init" else ["s = None"] + self.hoisted_lines()
         src = "\n".join([f"def {fname}(s, emit):"] + indent(head + lines + ["return None"]))
         return self.build(src, fname)
 
@@ -241,6 +280,10 @@ class Compiler:
 
     def guard(self, node, env, cx, k):
         code = self.ex(node, env, cx)
+        if code == "True":
+            return k(cx)
+        if code == "False":
+            return []
         return [f"if {code}:"] + indent(k(cx) or ["pass"])
 
     def conj(self, items, env, cx, k):
@@ -256,6 +299,12 @@ class Compiler:
         return out
 
     def act_exists(self, node, env, cx, k):
+        unrolled = self.unroll(node.declarations, env, cx)
+        if unrolled is not None:
+            out = []
+            for env2 in unrolled:
+                out += self.act(node.predicate, env2, cx, k)
+            return out
         loops, env2, cx2 = self.bind_decls(node.declarations, env, cx)
         inner = self.act(node.predicate, env2, cx2, k) or ["pass"]
         for header in reversed(loops):
@@ -479,7 +528,7 @@ class Compiler:
         if not LOCAL_NAME.search(code) and not code.isidentifier():
             try:
                 value = eval(compile(code.replace("_rt.", "_rt_"), "<fold>", "eval"), self.ns)
-                result = self.inject(value, "f")
+                result = self.literal(value)
             except Exception:  # errors stay where TLC would raise them: at run time
                 result = code
         self.fold_cache[code] = result
@@ -551,7 +600,7 @@ class Compiler:
         f = self.ex(node.function, env, cx)
         args = [self.ex(a, env, cx) for a in node.arguments]
         key = args[0] if len(args) == 1 else "(" + ", ".join(args) + ",)"
-        return apply_code(f, key)
+        return self.apply_code(f, key)
 
     def ex_Record(self, node, env, cx):
         pairs = ", ".join(f"({k!r}, {self.ex(v, env, cx)})" for k, v in node.key_values)
@@ -578,13 +627,49 @@ class Compiler:
             at = self.fresh("at")
             env2 = dict(env)
             simple = len(keys) == 1 and SIMPLE_CODE.match(code) and SIMPLE_CODE.match(keys[0])
-            env2["@"] = LocalB(f"_ap({code}, {keys[0]})" if simple else at)
+            env2["@"] = LocalB(self.apply_code(code, keys[0]) if simple else at)
             value = self.ex(change.expression, env2, cx.but(locals=cx.locals + (at,)))
             if len(keys) == 1 and at not in value:
-                code = f"_rt.at_put({code}, {keys[0]}, {value})"
+                code = at_put_code(code, keys[0], value)
             else:
                 code = f"_rt.except_({code}, ({', '.join(keys)},), lambda {at}: {value})"
         return code
+
+    def literal(self, value):
+        """Python source for a constant value (a literal when possible)."""
+        if value.__class__ in (int, bool, str):
+            return repr(value) if not (value.__class__ is int and value < 0) else f"({value})"
+        return self.inject(value, "f")
+
+    def unroll(self, decls, env, cx, limit=27):
+        """Environments for each binding when every bound set is a small constant set."""
+        if cx.mode == "const":
+            return None
+        envs = [env]
+        pending = []
+        for d in decls:
+            if not (name_of(d) == "OperatorApplication" and d.operator == "\\in" and d.arguments):
+                if name_of(d) != "OperatorApplication" or d.arguments:
+                    return None
+                pending.append(d)
+                continue
+            target, set_node = d.arguments
+            if name_of(target) != "OperatorApplication":
+                return None
+            code = self.ex(set_node, env, cx)
+            value = self.ns.get(code)
+            if value.__class__ is not frozenset or len(value) > 8:
+                return None
+            from .values import sort_key
+            items = [self.literal(v) for v in sorted(value, key=sort_key)]
+            for t in pending + [target]:
+                envs = [dict(e, **{t.operator: ConstB(item)}) for e in envs for item in items]
+                if len(envs) > limit:
+                    return None
+            pending = []
+        if pending:
+            return None
+        return envs
 
     def bind_decls(self, decls, env, cx):
         """Bounded declarations -> for-clause headers, extended env and context."""
@@ -627,6 +712,13 @@ class Compiler:
         return headers, env, cx.but(locals=locals_)
 
     def ex_Quantification(self, node, env, cx):
+        unrolled = self.unroll(node.declarations, env, cx)
+        if unrolled is not None:
+            joiner = " and " if node.quantifier == "\\A" else " or "
+            parts = [self.ex(node.predicate, e, cx) for e in unrolled]
+            if not parts:
+                return "True" if node.quantifier == "\\A" else "False"
+            return "(" + joiner.join(parts) + ")"
         headers, env2, cx2 = self.bind_decls(node.declarations, env, cx)
         body = self.ex(node.predicate, env2, cx2)
         fn = "all" if node.quantifier == "\\A" else "any"
@@ -785,6 +877,7 @@ class Compiler:
             raise self.err("ENABLED used outside a state context", node, env)
         fname = self.fresh("enabled")
         params = ", ".join(("s",) + cx.locals)
+        self.hoists.append({})
         lines = self.act(action, env, Cx("action", locals_=cx.locals), lambda c: ["return True"])
         src = "\n".join([f"def {fname}({params}):"]
                         + indent(self.unpack() + lines + ["return False"]))
@@ -957,12 +1050,15 @@ class Compiler:
             env[p.operator] = LocalB(py)
             pys.append(py)
         try:
+            self.hoists.append(None)
             body = self.ex(binding.node.definiens, env, Cx("const", locals_=tuple(pys)))
             needs_state = False
         except NeedsState:
             body = self.ex(binding.node.definiens, env, Cx("state", locals_=tuple(pys)))
             needs_state = True
-        head = ["if s is not None:"] + indent(self.unpack() or ["pass"])
+        finally:
+            self.hoists.pop()
+        head = ["if s is not None:"] + indent(self.unpack(hoist=False) or ["pass"])
         src = "\n".join([f"def {fname}(s, {', '.join(pys)}):"]
                         + indent(head + [f"return {body}"]))
         self.build(src, fname)

@@ -1,0 +1,171 @@
+"""Level-synchronous parallel BFS over forked worker processes.
+
+Each state is owned by worker `hash(state) % W` (hashes agree because the
+workers are forked from one interpreter). Per BFS level, every worker expands
+its own frontier, keeps successors it owns, and sends the others to their
+owners in one batch per level (a state already seen or sent is not sent
+again). The parent process only sums counts and tells the workers to go on
+or stop. Counts and depth are those of the sequential search; when a worker
+finds a violation, the caller re-runs sequentially to get TLC's shortest
+trace and counts at the moment of the error.
+"""
+import multiprocessing as mp
+import sys
+
+from .bfs import PY_ERRORS, print_progress
+from .errors import TLAError
+
+_MODEL = None
+
+
+def run_parallel(model, result, workers, progress):
+    """Fill result and return True, or return False when a sequential re-run is needed."""
+    global _MODEL
+    if sys.platform == "win32" or "fork" not in mp.get_all_start_methods():
+        return False
+    _MODEL = model
+    ctx = mp.get_context("fork")
+    inboxes = [ctx.Queue() for _ in range(workers)]
+    controls = [ctx.Queue() for _ in range(workers)]
+    reports = ctx.Queue()
+    procs = [ctx.Process(target=worker_main, args=(w, workers, inboxes, controls[w], reports),
+                         daemon=True) for w in range(workers)]
+    for p in procs:
+        p.start()
+    try:
+        return coordinate(procs, controls, reports, result, progress)
+    finally:
+        for p in procs:
+            p.join(timeout=5)
+            if p.is_alive():
+                p.terminate()
+
+
+def coordinate(procs, controls, reports, result, progress):
+    generated = distinct = depth = 0
+    while True:
+        frontier = 0
+        failed = False
+        for _ in procs:
+            kind, payload = reports.get()
+            if kind == "error":
+                for c in controls:
+                    c.put("stop")
+                raise TLAError(payload)
+            new, gen, bad = payload
+            frontier += new
+            generated += gen
+            failed = failed or bad
+        distinct += frontier
+        if failed:
+            for c in controls:
+                c.put("stop")
+            return False
+        if frontier == 0:
+            for c in controls:
+                c.put("stop")
+            break
+        depth += 1
+        for c in controls:
+            c.put("go")
+        if progress:
+            print_progress(generated, distinct, depth, frontier)
+    result.states_generated = generated
+    result.distinct_states = distinct
+    result.depth = depth
+    return True
+
+
+def worker_main(wid, workers, inboxes, control, reports):
+    try:
+        Worker(_MODEL, wid, workers, inboxes, control, reports).run()
+    except TLAError as exc:
+        reports.put(("error", str(exc)))
+    except PY_ERRORS as exc:
+        reports.put(("error", f"evaluation error: {type(exc).__name__}: {exc}"))
+
+
+class Worker:
+    def __init__(self, model, wid, workers, inboxes, control, reports):
+        self.model = model
+        self.wid = wid
+        self.workers = workers
+        self.inboxes = inboxes
+        self.control = control
+        self.reports = reports
+        self.seen = set()
+
+    def admit(self, t):
+        """A new owned state: check the invariants (True if all hold)."""
+        for _name, inv in self.model.invariants:
+            if inv(t) is not True:
+                return False
+        return True
+
+    def run(self):
+        m = self.model
+        inits = []
+        m.compiler.tlc_level[0] = 1
+        m.init_fn(None, inits.append)
+        frontier = []
+        bad = False
+        for t in inits:
+            if hash(t) % self.workers != self.wid or t in self.seen:
+                continue
+            if not self.admit(t):
+                bad = True
+            if all(c(t) is True for c in m.constraints):
+                self.seen.add(t)
+                frontier.append(t)
+        self.reports.put(("level", (len(frontier), len(inits) if self.wid == 0 else 0, bad)))
+        while self.control.get() == "go":
+            frontier, generated, bad = self.level(frontier)
+            self.reports.put(("level", (len(frontier), generated, bad)))
+
+    def level(self, frontier):
+        m = self.model
+        next_fn = m.next_fn
+        seen = self.seen
+        wid, workers = self.wid, self.workers
+        constrained = bool(m.constraints or m.action_constraints)
+        outgoing = [[] for _ in range(workers)]
+        mine = []
+        generated = 0
+        succ = []
+        bad = False
+        for s in frontier:
+            del succ[:]
+            next_fn(s, succ.append)
+            generated += len(succ)
+            if not succ and m.check_deadlock:
+                bad = True
+            for t in succ:
+                if constrained and not self.in_model(s, t):
+                    bad = bad or not self.admit(t)
+                    continue
+                if t in seen:
+                    continue
+                seen.add(t)
+                owner = hash(t) % workers
+                if owner == wid:
+                    mine.append(t)
+                else:
+                    outgoing[owner].append(t)
+        for owner, batch in enumerate(outgoing):
+            if owner != wid:
+                self.inboxes[owner].put(batch)
+        for _ in range(workers - 1):
+            for t in self.inboxes[wid].get():
+                if t not in seen:
+                    seen.add(t)
+                    mine.append(t)
+        for t in mine:
+            if not self.admit(t):
+                bad = True
+                break
+        return mine, generated, bad
+
+    def in_model(self, s, t):
+        m = self.model
+        return all(c(t) is True for c in m.constraints) and \
+            all(a(s, t) is True for a in m.action_constraints)
