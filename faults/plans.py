@@ -191,7 +191,7 @@ def plan_from_seed(seed: int) -> FaultPlan:
         duplicate_at=r.randint(0, 5_000),
         conflicting_amount=r.choice((None,) * 9 + (25,)),
         redecide_amount=r.choice((None, None, None, 30)),
-        slow_send=r.choice((0, 0, 0, 0, r.randint(200, 2_600))),
+        slow_send=r.choice((0, 0, 0, 0, 0, r.randint(200, 2_600), r.randint(2_600, 8_000))),
         ack_lost=r.random() < 0.08,
         late_ack=r.choice((0,) * 9 + (r.randint(500, 4_000),)),
         lookup_lag=r.choice((None, r.randint(0, 900))),

@@ -60,11 +60,10 @@ class Naive:
         return None
 
     def handle(self, node: Any, job: Any, rerun: bool) -> Proc:
-        amount = node.decide(job, rerun)
+        payload = node.decide(job, rerun)
         yield node.wait(DISPATCH_DELAY)
         if node.reach("before_send"):
             return
-        payload = node.story.payload(job, amount)
         key = self.key(node, job)
         resp = None
         for attempt in range(1, self.retries + 2):
@@ -102,24 +101,27 @@ class Durable:
     def handle(self, node: Any, job: Any, rerun: bool) -> Proc:
         wf = self.workflows(node)
         wid = node.story.decision(job)
-        if wid in wf["running"] or wid in wf["result"]:
-            node.complete(job, "attached to workflow " + wid)
+        if wid in wf["result"]:
+            node.complete(job, wf["result"][wid])
             return
-        amount = wf["decided"].get(wid)
-        if amount is None:
-            amount = node.decide(job, rerun)
-            self.record(node, {"wf": wid, "kind": "decided", "amount": amount})
-            wf["decided"][wid] = amount
-        yield from self.step(node, job, wid, amount)
+        wf["jobs"].setdefault(wid, []).append(job)
+        if wid in wf["running"]:
+            node.log("kernel", "attach", f"engine attaches job {job.id} to running workflow")
+            return
+        payload = wf["decided"].get(wid)
+        if payload is None:
+            payload = node.decide(job, rerun)
+            self.record(node, {"wf": wid, "kind": "decided", "payload": payload})
+            wf["decided"][wid] = payload
+        yield from self.step(node, wid, payload)
 
-    def step(self, node: Any, job: Any, wid: str, amount: int) -> Proc:
+    def step(self, node: Any, wid: str, payload: dict[str, Any]) -> Proc:
         wf = self.workflows(node)
         wf["running"].add(wid)
         yield node.wait(DISPATCH_DELAY)
         if node.reach("before_send"):
             return
         self.record(node, {"wf": wid, "kind": "started"})
-        payload = node.story.payload(job, amount)
         resp = None
         for attempt in range(1, self.retries + 2):
             resp = yield node.call(wid + "/refund", payload, attempt=attempt,
@@ -133,7 +135,8 @@ class Durable:
         node.disk.append(line, True)
         wf["result"][wid] = result
         wf["running"].discard(wid)
-        node.complete(job, result)
+        for job in wf["jobs"].pop(wid, []):
+            node.complete(job, result)
 
     def restart(self, node: Any, jobs: list[Any]) -> Proc:
         if node.index > 0:
@@ -142,7 +145,7 @@ class Durable:
         for line in node.disk.lines:
             rec = json.loads(line)
             if rec["kind"] == "decided":
-                wf["decided"][rec["wf"]] = rec["amount"]
+                wf["decided"][rec["wf"]] = rec["payload"]
             elif rec["kind"] == "result":
                 wf["result"][rec["wf"]] = rec["result"]
         node.disk.truncate(len(node.disk.lines))
@@ -154,7 +157,8 @@ class Durable:
 
     @staticmethod
     def workflows(node: Any) -> dict[str, Any]:
-        return node.memory.setdefault("wf", {"decided": {}, "result": {}, "running": set()})
+        return node.memory.setdefault("wf", {"decided": {}, "result": {}, "running": set(),
+                                             "jobs": {}})
 
     @staticmethod
     def line(record: dict[str, Any]) -> str:
@@ -269,7 +273,7 @@ class KernelWorker:
                     asked = node.now
                     found = yield node.query(eid)
                     if self.state(eid) in kernel.FINAL_STATES:
-                        self.apply(LookupAnswer(node.now, found), eid)
+                        self.late_lookup(eid, found, asked)
                         return
                     lookup = Lookup(found, asked)
                 elif kind is Surface:
@@ -277,6 +281,20 @@ class KernelWorker:
                     node.log("kernel", "surface", f"AMBIGUOUS surfaced: {cmd.reason}")
                 elif kind is Alert:
                     node.run.alerts.append(f"{cmd.invariant}: {cmd.message}")
+
+    def late_lookup(self, eid: str, found: bool, asked: int) -> None:
+        """A lookup answered after the effect became final: journal it as LATE, unless it was
+        asked before the latest send's claim expired. Such an answer says nothing about that
+        send (another worker resent after we asked), and LookupAnswer carries no asked_at, so
+        the kernel would read a stale "absent" as contradicting COMMITTED (a false K7)."""
+        node = self.node
+        if asked < self.effects.by_id[eid].claim_until:
+            node.log("kernel", "stale_lookup", "late lookup answer asked before the latest "
+                     "send's claim expired: not evidence, not journaled")
+            return
+        for cmd in self.apply(LookupAnswer(node.now, found), eid):
+            if type(cmd) is Alert:
+                node.run.alerts.append(f"{cmd.invariant}: {cmd.message}")
 
     def send(self, cmd: Send) -> Any:
         node = self.node
@@ -310,8 +328,8 @@ class Kernel:
 
     def handle(self, node: Any, job: Any, rerun: bool) -> Proc:
         kw = self.worker(node)
-        amount = node.decide(job, rerun)
-        proposal = Proposal(payload=node.story.payload(job, amount), premises=node.facts(),
+        payload = node.decide(job, rerun)
+        proposal = Proposal(payload=payload, premises=node.facts(),
                             lease=LEASE_ID, capabilities=node.caps, timing=node.timing,
                             key=node.story.key(job), target=node.tier)
         eid = proposal.effect_id

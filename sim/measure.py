@@ -48,7 +48,7 @@ def applications(run: Any) -> dict[str, int]:
         seen[req.decision] += 1
         counts["applications"] += 1
         counts["duplicates"] += seen[req.decision] > 1
-        counts["conflicting"] += req.payload["amount"] != story.first_amount.get(req.decision)
+        counts["conflicting"] += story.conflicts(req.payload, req.decision)
         counts["revoked_lease"] += not req.lease_live
         counts["stale_premise"] += not req.premises_hold
     return counts
@@ -113,8 +113,7 @@ def resolution(entries: list[dict[str, Any]]) -> int | None:
 def measure(run: Any) -> dict[str, Any]:
     """The run's measurements, outcome, violations and verdict (the kernel view attached)."""
     story = run.story
-    m: dict[str, Any] = {"approved": story.approved, "refunded": story.refunded,
-                         "by_system": story.system_total, "by_hand": story.hand}
+    m: dict[str, Any] = story.metrics()
     m.update(applications(run))
     violations: list[str] = []
     _count(violations, m["duplicates"], "duplicate")
@@ -139,7 +138,7 @@ def measure(run: Any) -> dict[str, Any]:
         m["outcome"] = f"{m['applications']} applied"
     _count(violations, len(run.alerts), "kernel_alert")
     _count(violations, len(run.errors), "driver_error")
-    m["world_race"] = story.refunded > story.approved and not violations
+    m["world_race"] = story.overreached() and not violations
     m["violations"] = violations
     m["ok"] = not violations
     return m | ({"kernel": view} if view is not None else {})

@@ -42,7 +42,7 @@ class RefundStory:
         self.approval = APPROVED  # what case 4471 approves now
         self.system_total = 0
         self.own: dict[str, int] = {}  # decision or effect id -> amount applied for it
-        self.first_amount: dict[str, int] = {}
+        self.first_payload: dict[str, dict[str, Any]] = {}
         self.first_premises: dict[str, dict[str, Any]] = {}
 
     # ---------------------------------------------------------------- jobs and decisions
@@ -73,16 +73,21 @@ class RefundStory:
     def payload(job: Job, amount: int) -> dict[str, int]:
         return {"amount": amount, "case": CASE, "order": ORDER}
 
-    def decide(self, job: Job, rerun: bool, plan: FaultPlan) -> int:
-        """The model's amount: the job's, unless it re-decides when run again."""
+    def decide(self, job: Job, rerun: bool, plan: FaultPlan) -> dict[str, Any]:
+        """The model's decision as a payload: the job's amount, unless it re-decides."""
         amount = job.amount
         if rerun and plan.redecide_amount is not None and job.kind == "original":
             amount = plan.redecide_amount
+        payload = self.payload(job, amount)
         decision = self.decision(job)
-        if decision not in self.first_amount:
-            self.first_amount[decision] = amount
+        if decision not in self.first_payload:
+            self.first_payload[decision] = payload
             self.first_premises[decision] = self.facts()
-        return amount
+        return payload
+
+    @staticmethod
+    def describe(payload: dict[str, Any]) -> str:
+        return f"refund ${payload['amount']}"
 
     # ---------------------------------------------------------------- facts
 
@@ -121,3 +126,17 @@ class RefundStory:
     @property
     def refunded(self) -> int:
         return self.hand + self.system_total
+
+    # ---------------------------------------------------------------- harm
+
+    def conflicts(self, payload: dict[str, Any], decision: str) -> bool:
+        """Whether an applied payload differs from the decision's first one."""
+        return payload != self.first_payload.get(decision)
+
+    def metrics(self) -> dict[str, int]:
+        return {"approved": self.approved, "refunded": self.refunded,
+                "by_system": self.system_total, "by_hand": self.hand}
+
+    def overreached(self) -> bool:
+        """More refunded than approved (by whoever)."""
+        return self.refunded > self.approved

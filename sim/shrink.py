@@ -53,7 +53,7 @@ def plans() -> st.SearchStrategy[FaultPlan]:
         duplicate_at=st.sampled_from((20, 0, 3_000)),
         conflicting_amount=st.sampled_from((None, 25)),
         redecide_amount=st.sampled_from((None, 30)),
-        slow_send=st.sampled_from((0, 1_800, 2_600)),
+        slow_send=st.sampled_from((0, 1_800, 2_600, 6_000)),
         ack_lost=st.booleans(),
         late_ack=st.sampled_from((0, 3_000)),
         lookup_lag=st.sampled_from((None, 900)),

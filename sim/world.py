@@ -25,6 +25,7 @@ from faults.plans import FaultPlan
 from kernel import Lease, payload_digest, replay
 from sim.disk import Disk
 from sim.refund import Job, RefundStory
+from sim.scenario import Scenario
 from sim.target import Request, Response, Target
 from sim.tiers import TIMING, capabilities
 
@@ -36,7 +37,7 @@ NEVER = object()
 
 class Run:
     def __init__(self, plan: FaultPlan, system: Any, tier: str, seed: int,
-                 trace: bool = False) -> None:
+                 trace: bool = False, scenario: type[Scenario] = RefundStory) -> None:
         self.env = simpy.Environment()
         root = random.Random(seed)
         self.net_rng = random.Random(root.getrandbits(64))
@@ -45,7 +46,7 @@ class Run:
         self.caps = capabilities(tier, plan.lookup_lag)
         self.timing = TIMING
         self.target = Target(self.caps)
-        self.story = RefundStory()
+        self.story: Scenario = scenario()
         self.disk = Disk()
         self.lease_revoked_at: int | None = None
         self.events: list[dict[str, Any]] | None = [] if trace else None
@@ -101,8 +102,7 @@ class Run:
 
     def arrive(self, job: Job) -> None:
         job.arrived = True
-        self.log("agent", "submit", f"job {job.id} submitted ({job.kind}, ${job.amount})",
-                 job=job.id)
+        self.log("agent", "submit", f"job {job.id} submitted ({job.kind})", job=job.id)
         live = self.live()
         if live:
             live[0].spawn(self.system.handle(live[0], job, False))
@@ -177,9 +177,11 @@ class Run:
 
     def reach_target(self, req: Request, first: bool) -> None:
         resp = self.target.receive(req, self.now)
-        who = f"attempt {req.attempt}" if req.effect_id else f"${req.payload['amount']}"
+        what = self.story.describe(req.payload)
+        who = f"attempt {req.attempt}" if req.effect_id else "no key" if req.key is None \
+            else "key"
         if resp is None:
-            self.log("target", "dropped", f"request ({who}) arrived after its deadline: dropped",
+            self.log("target", "dropped", f"{what} ({who}) arrived after its deadline: dropped",
                      deadline=req.deadline)
             return
         if resp.kind == "applied":
@@ -187,12 +189,12 @@ class Run:
             if req.effect_id is not None:
                 self.history.append({"op": "apply", "effect_id": req.effect_id, "ts": self.now,
                                      "payload_digest": req.digest})
-            self.log("target", "applied", f"refund ${req.payload['amount']} applied ({who})",
-                     key=req.key, refunded=self.story.refunded)
+            self.log("target", "applied", f"{what} applied ({who})", key=req.key,
+                     **self.story.metrics())
             if req.generation == 0:
                 self.reach("after_apply")
         else:
-            self.log("target", resp.kind, f"request ({who}) {resp.kind} by key", key=req.key)
+            self.log("target", resp.kind, f"{what} ({who}) {resp.kind} by key", key=req.key)
         if first and self.plan.ack_lost:
             self.log("network", "lost", "the answer is lost on the way back")
             return
@@ -264,11 +266,11 @@ class Node:
     def reach(self, point: str, writing: str | None = None) -> bool:
         return self.generation == 0 and self.run.reach(point, writing)
 
-    def decide(self, job: Job, rerun: bool) -> int:
-        amount = self.story.decide(job, rerun, self.plan)
-        self.log("agent", "decide", f"model decides: refund ${amount}"
-                 + (" (re-run)" if rerun else ""), job=job.id, amount=amount)
-        return amount
+    def decide(self, job: Job, rerun: bool) -> dict[str, Any]:
+        payload = self.story.decide(job, rerun, self.plan)
+        self.log("agent", "decide", f"model decides: {self.story.describe(payload)}"
+                 + (" (re-run)" if rerun else ""), job=job.id, payload=payload)
+        return payload
 
     def lease(self) -> Lease:
         return self.run.lease()
@@ -312,7 +314,7 @@ class Node:
                 done.succeed(None)
 
         req.reply = reply
-        label = f"send ${payload['amount']}" + (f" key {key[:12]}" if key else " (no key)")
+        label = f"send {story.describe(payload)}" + (f" key {key[:12]}" if key else " (no key)")
         run.log("network", "send", label, attempt=attempt, deadline=deadline)
         run.transmit(req)
         self.env.timeout(timeout).callbacks.append(expire)
@@ -334,6 +336,7 @@ def durable_state(entries: list[Any]) -> str | None:
     return list(effects.values())[-1].state.value if effects else None
 
 
-def simulate(plan: FaultPlan, system: Any, tier: str, seed: int, trace: bool = False) -> Run:
-    """Run one (plan, system, tier, seed) to the end."""
-    return Run(plan, system, tier, seed, trace).run()
+def simulate(plan: FaultPlan, system: Any, tier: str, seed: int, trace: bool = False,
+             scenario: type[Scenario] = RefundStory) -> Run:
+    """Run one (plan, system, tier, seed) of a scenario to the end."""
+    return Run(plan, system, tier, seed, trace, scenario).run()
