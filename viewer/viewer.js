@@ -282,7 +282,7 @@
   function buildPanels() {
     const box = $("runs");
     box.textContent = "";
-    panels = shown.map((run) => {
+    panels = shown.map((run, r) => {
       const art = el("article", { class: "run box", "data-run": run.id, "data-system": run.system });
       const head = el("header");
       head.appendChild(el("h3", {}, run.system));
@@ -305,7 +305,7 @@
       cards.append(disk, receipt, money);
       art.appendChild(cards);
       box.appendChild(art);
-      const svg = timeline(run, geometry(run.events.length, scroll.clientWidth || 600));
+      const svg = timeline(run, geometry(run.events.length, scroll.clientWidth || 600), r);
       scroll.appendChild(svg.svg);
       return { run, art, head, svg, scroll, now, diskList, receipt, money };
     });
@@ -330,7 +330,7 @@
     return { col, x: (i) => GEOM.pad + i * col + col / 2 };
   }
 
-  function timeline(run, geo) {
+  function timeline(run, geo, r) {
     const n = run.events.length;
     const xOf = geo.x;
     const W = GEOM.pad * 2 + n * geo.col;
@@ -390,6 +390,11 @@
       g.setAttribute("transform", "translate(" + xOf(i) + "," + y + ")");
       g.setAttribute("visibility", "hidden");
       g.setAttribute("data-i", i);
+      g.style.cursor = "pointer";
+      g.addEventListener("click", () => {  // jump to this event (touch has no tooltips)
+        pause();
+        seek(merged.findIndex((m) => m.r === r && m.e === i) + 1);
+      });
       if (ev.actor === "world" && ev.kind === "crash") {
         const line = sv("line", { x1: 0, y1: -y + GEOM.top - 12, x2: 0,
                                   y2: GEOM.top + LANES.length * GEOM.laneH - y,
@@ -427,7 +432,7 @@
     if (S.playing || !merged.length) return;
     if (S.cursor >= merged.length) seek(0);
     S.playing = true;
-    $("btn-play").innerHTML = "&#9208; pause";
+    $("btn-play").innerHTML = "&#8214; pause";
     tickPlay();
   }
   function tickPlay() {
@@ -657,7 +662,7 @@
   // ------------------------------------------------------------------ state diagram
 
   // top to bottom: a rank per row (from build.py's layout), parallel states side by side
-  const DIA = { colW: 138, rowH: 66, nodeW: 118, nodeH: 30, left: 40, top: 24 };
+  const DIA = { colW: 138, rowH: 66, nodeW: 118, nodeH: 30, left: 14, top: 24 };
   let diagramParts = null;
 
   function buildDiagram() {
@@ -666,7 +671,7 @@
     const maxRank = Math.max(...d.nodes.map((x) => x.rank));
     const maxRow = Math.max(...d.nodes.map((x) => x.row));
     const W = DIA.left * 2 + (maxRow + 1) * DIA.colW;
-    const H = DIA.top + maxRank * DIA.rowH + 26 + DIA.nodeH + 8;
+    const H = DIA.top + maxRank * DIA.rowH + 26 + DIA.nodeH + 16;
     svg.setAttribute("viewBox", "0 0 " + W + " " + H);
     svg.setAttribute("width", W);
     svg.setAttribute("height", H);
@@ -675,8 +680,9 @@
     svg.setAttribute("aria-label", "Kernel state diagram generated from kernel.edges()");
     const defs = sv("defs");
     for (const [id, col] of [["arr", "#777"], ["arr-on", C.ink]]) {
-      const m = sv("marker", { id, viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7,
-                               markerHeight: 7, orient: "auto-start-reverse" });
+      const m = sv("marker", { id, viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 9,
+                               markerHeight: 9, orient: "auto-start-reverse",
+                               markerUnits: "userSpaceOnUse" });
       m.appendChild(sv("path", { d: "M0,0 L10,5 L0,10 Z", fill: col }));
       defs.appendChild(m);
     }
@@ -744,9 +750,9 @@
       const txt = sv("text", { x: p.x + DIA.nodeW / 2, y: p.y + DIA.nodeH / 2 + 4,
                                "text-anchor": "middle", "font-size": 11.5, "font-weight": 600,
                                fill: C.ink }, mark + " " + nd.id);
-      const now = sv("text", { x: p.x - 2, y: p.y + DIA.nodeH / 2 + 4, "text-anchor": "end",
+      const now = sv("text", { x: p.x + 2, y: p.y + DIA.nodeH + 12, "text-anchor": "start",
                                "font-size": 10, "font-weight": 700, fill: C.ink,
-                               visibility: "hidden" }, "now \u25b6");
+                               visibility: "hidden" }, "\u25b2 now");
       g.append(box, txt, now);
       svg.appendChild(g);
       nodes[nd.id] = { g, box, txt, now, col };
