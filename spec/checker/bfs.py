@@ -184,6 +184,11 @@ class Explorer:
         last = time.monotonic()
         succ = []
         emit = succ.append
+        fast = not constrained and key is None and not keep
+        setdefault = seen.setdefault
+        append_state = states.append
+        append_parent = parents.append
+        inv_all = m.invariant_all() if invs else None
         while idx < len(states):
             if idx == next_level_at:
                 next_level_at = len(states)
@@ -200,6 +205,33 @@ class Explorer:
             self.generated += len(succ)
             if not succ and deadlock:
                 return ("deadlock", None, idx, None)
+            if fast:
+                n = len(states)
+                for t in succ:
+                    if setdefault(t, n) != n:
+                        continue
+                    if inv_all is not None:
+                        try:
+                            ok = inv_all(t)
+                        except (TLAError,) + PY_ERRORS:
+                            ok = False
+                        if ok is not True:
+                            states.append(t)
+                            parents.append(idx)
+                            bad = self.first_bad_invariant(t)
+                            if bad is None:
+                                raise TLAError("invariant evaluated to a non-boolean")
+                            return ("invariant", bad, n, None)
+                    append_state(t)
+                    append_parent(idx)
+                    n += 1
+                idx += 1
+                if self.progress and idx & 4095 == 0:
+                    now = time.monotonic()
+                    if now - last > 3:
+                        last = now
+                        self.progress(self.generated, len(states), depth, len(states) - idx)
+                continue
             out_edges = [] if keep else None
             for t in succ:
                 if constrained and not self.in_model(s, t):

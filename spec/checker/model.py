@@ -233,6 +233,17 @@ class Model:
             maps.append(dict(p.d))
         return maps
 
+    def invariant_all(self):
+        """One compiled function testing every invariant (first failure found separately)."""
+        names = list(dict.fromkeys(self.cfg.invariants))
+        combined = self.compiler.state_function(conjunction([ref_node(n) for n in names]),
+                                                self.env, "invariants") if names else None
+        extra = [fn for name, fn in self.invariants[len(self.cfg.invariants):]]
+        if not extra:
+            return combined
+        parts = ([combined] if combined else []) + extra
+        return lambda s: all(f(s) is True for f in parts)
+
     # --- helpers for other modules ------------------------------------------
     def where(self, name):
         b = self.env.get(name)
