@@ -165,13 +165,11 @@ class Checker:
         return f"{labels[0] if labels else 'Next'}: {changes(self.model, s, t)}"
 
 
-def check(cfg) -> BisimResult:
-    """Run the bisimulation check under a cfg path (or a dict of constants)."""
-    if isinstance(cfg, dict):
-        constants = cfg
-    else:
-        constants = specgraph.read_constants(cfg)
-    model = specgraph.load_model(cfg)
+def check(cfg, spec=specgraph.KERNEL_TLA) -> BisimResult:
+    """Run the bisimulation check of ``spec`` (default Kernel.tla) under a cfg path or a
+    dict of constants."""
+    constants = dict(cfg) if isinstance(cfg, dict) else specgraph.read_constants(cfg)
+    model = specgraph.load_model(cfg, spec=spec)
     return Checker(model, Params.from_constants(constants)).run()
 
 

@@ -1,0 +1,1 @@
+"""Kernel.tla with one design decision removed per module; see make.py."""
