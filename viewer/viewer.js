@@ -401,8 +401,9 @@
                                   stroke: C.vermillion, "stroke-width": 2,
                                   "stroke-dasharray": "5 3" });
         g.insertBefore(line, g.firstChild);
-        g.appendChild(sv("text", { x: 10, y: -4, "font-size": 10, "font-weight": 700,
-                                   fill: "#8a3300" }, "crash"));
+        g.appendChild(sv("text", { x: -9, y: 4, "font-size": 10, "font-weight": 700,
+                                   "text-anchor": "end", fill: "#8a3300", "paint-order": "stroke",
+                                   stroke: "#fff", "stroke-width": 3 }, "crash"));
       }
       if (ev.actor === "journal" && ev.kind === "DISPATCHED") {
         g.appendChild(sv("text", { y: 21, "text-anchor": "middle", "font-size": 8.5,
@@ -598,8 +599,9 @@
       field(dl, "proposed", r.proposed, false, String(r.proposed));
       field(dl, "authorized", r.authorized, false, authText(r.authorized));
       const open = r.final === null;
-      field(dl, "executed", r.executed, false, r.executed + (r.executed === "unknown" && open
-        ? " (not confirmed yet)" : ""));
+      const why = { true: " (the target confirmed it)", false: " (provably never applied)",
+                    unknown: open ? " (not confirmed yet)" : " (nobody can know: said so)" };
+      field(dl, "executed", r.executed, false, r.executed + (why[r.executed] || ""));
       field(dl, "recorded", r.recorded, false, String(r.recorded));
       field(dl, "final", r.final, false, r.final === null ? "\u2014 (still open)" : r.final);
       field(dl, "reason", r.reason, false, r.reason === null ? "\u2014" : r.reason);
