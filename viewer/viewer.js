@@ -304,10 +304,15 @@
       const money = el("div", { class: "card money", "data-testid": "money" });
       cards.append(disk, receipt, money);
       art.appendChild(cards);
+      const log = el("details", { class: "log" });
+      const logHead = el("summary", {}, "every event so far, as text");
+      const logList = el("ol");
+      log.append(logHead, logList);
+      art.appendChild(log);
       box.appendChild(art);
       const svg = timeline(run, geometry(run.events.length, scroll.clientWidth || 600), r);
       scroll.appendChild(svg.svg);
-      return { run, art, head, svg, scroll, now, diskList, receipt, money };
+      return { run, art, head, svg, scroll, now, diskList, receipt, money, logList };
     });
   }
 
@@ -502,6 +507,7 @@
       p.now.appendChild(el("span", { class: "sub" }, "Nothing has happened yet: press play."));
     }
     renderDisk(p, n);
+    renderLog(p, n);
     renderReceipt(p, n);
     renderMoney(p, n);
     p.art.setAttribute("data-shown", String(n));
@@ -551,6 +557,16 @@
       const none = run.system === "naive" || run.system === "idempotency";
       ol.appendChild(el("li", {}, none ? "(this system keeps no journal: after a crash nothing " +
                                          "says what was started)" : "(empty)"));
+    }
+  }
+
+  function renderLog(p, n) {
+    const ol = p.logList;
+    while (ol.children.length > n) ol.removeChild(ol.lastChild);
+    for (let i = ol.children.length; i < n; i++) {
+      const ev = p.run.events[i];
+      ol.appendChild(el("li", {}, ms(ev.t) + " \u00b7 " + ev.actor + " \u00b7 " + ev.label +
+                                  (ev.state ? " (state " + ev.state + ")" : "")));
     }
   }
 
@@ -942,6 +958,7 @@
         loadSweep(renderSweep);
       }
     });
+    window.addEventListener("hashchange", () => { readHash(); select(false); });
     let resizeTimer = null;
     window.addEventListener("resize", () => {
       clearTimeout(resizeTimer);
