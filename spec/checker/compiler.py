@@ -31,7 +31,7 @@ LOCAL_NAME = re.compile(r"\b(s|c_\d+|n_\d+|b_\w+|at_\d+|tup_\d+|self_\w+|key_\d+
                         r"|chg_\d+|_rt_tlcget|_tlc_level|tlc_print\w*|enabled_\d+|rec_\w+)\b")
 
 
-SIMPLE_CODE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$|-?\d+$|'[^'\\\\]*'$")
+SIMPLE_CODE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$|-?\d+$|'[^'\\\\]*'$|\(\)$")
 
 
 NOV = object()  # "no value": a hoisted application that must be redone by _ap
@@ -74,10 +74,23 @@ def at_put_code(f, key, value):
     return f"_rt.at_put({f}, {key}, {value})"
 
 
-def class_code(code):
+def class_code(code, ns=None):
+    if code == "()":
+        return "tuple"
     if code.isidentifier():
+        value = ns.get(code) if ns is not None and code.startswith("K") else None
+        if value.__class__ in (int, str, bool, tuple, frozenset):
+            return value.__class__.__name__
         return f"{code}.__class__"
     return "str" if code.startswith("'") else "int"
+
+
+INLINE_SEQ = {
+    "Len": "(len({0}) if {0}.__class__ is tuple else _rt.length({0}))",
+    "Head": "({0}[0] if {0}.__class__ is tuple and {0} else _rt.head({0}))",
+    "Tail": "({0}[1:] if {0}.__class__ is tuple and {0} else _rt.tail({0}))",
+    "Append": "({0} + ({1},) if {0}.__class__ is tuple else _rt.append({0}, {1}))",
+}
 
 
 def apply_code(f, key):
@@ -172,53 +185,86 @@ class Compiler:
 
     def unpack(self, hoist=True):
         n = len(self.var_names)
-        lines = []
-        if n:
-            names = ", ".join(f"c_{i}" for i in range(n))
-            lines = [f"{names}{',' if n == 1 else ''} = s"]
-        return lines + (self.hoisted_lines() if hoist else [])
+        if not n:
+            return []
+        names = ", ".join(f"c_{i}" for i in range(n))
+        return [f"{names}{',' if n == 1 else ''} = s"]
 
-    def hoisted_lines(self):
-        """Prologue computing f[k] for state variables f and literal k (_NOV if not a tuple)."""
-        found = self.hoists.pop()
-        return [f"{name} = c_{i}[{k - 1}] if c_{i}.__class__ is tuple and len(c_{i}) >= {k} "
-                f"else _NOV" for (i, k), name in sorted(found.items())]
+    def unit(self, fname, params, compile_body, head):
+        """Build `def fname(params)`: head lines, then the compiled body.
+
+        The body is compiled with applications `v[k]` of state variables to literal
+        keys hoisted into locals, guarded by one test that each such v is a long
+        enough tuple; when the test fails a plain version of the unit runs instead.
+        """
+        self.hoists.append({})
+        try:
+            lines = compile_body()
+        finally:
+            found = self.hoists.pop()
+        prologue = []
+        if found:
+            self.hoists.append(None)
+            try:
+                slow_lines = compile_body()
+            finally:
+                self.hoists.pop()
+            slow = fname + "_plain"
+            self.build("\n".join([f"def {slow}({params}):"] + indent(head + slow_lines)), slow)
+            need = {}
+            for i, k in found:
+                need[i] = max(need.get(i, 0), k)
+            test = " or ".join(f"c_{i}.__class__ is not tuple or len(c_{i}) < {k}"
+                               for i, k in sorted(need.items()))
+            prologue = [f"if {test}:", f"    return {slow}({params})"]
+            prologue += [f"{name} = c_{i}[{k - 1}]" for (i, k), name in sorted(found.items())]
+        src = "\n".join([f"def {fname}({params}):"] + indent(head + prologue + lines))
+        return self.build(src, fname)
+
+    def at_put_code(self, f, key, value):
+        """[f EXCEPT ![key] = value]; no test needed when f is a hoisted state tuple."""
+        found = self.hoists[-1] if self.hoists else None
+        if found is not None and VAR_CODE.match(f) and key.isdigit() and 0 < int(key) < 64:
+            k = int(key)
+            found.setdefault((int(f[2:]), k), f"p_{f[2:]}_{k}")
+            head = f"{f}[:{k - 1}] + " if k > 1 else ""
+            return f"({head}({value},) + {f}[{k}:])"
+        return at_put_code(f, key, value)
 
     def apply_code(self, f, key):
         """f[key], with the common tuple case inlined (and hoisted for state variables)."""
         found = self.hoists[-1] if self.hoists else None
         if found is not None and VAR_CODE.match(f) and key.isdigit() and 0 < int(key) < 64:
             slot = (int(f[2:]), int(key))
-            name = found.setdefault(slot, f"p_{slot[0]}_{slot[1]}")
-            return f"({name} if {name} is not _NOV else _ap({f}, {key}))"
+            return found.setdefault(slot, f"p_{slot[0]}_{slot[1]}")
         return apply_code(f, key)
 
     # --- units ------------------------------------------------------------
     def state_function(self, node, env, what="expression"):
         """def f(s): return <node>  (a state predicate or state function)."""
         fname = self.fresh("state_" + what)
-        self.hoists.append({})
-        body = self.ex(node, env, Cx("state"))
-        src = "\n".join([f"def {fname}(s):"] + indent(self.unpack() + [f"return {body}"]))
-        return self.build(src, fname)
+        return self.unit(fname, "s", lambda: [f"return {self.ex(node, env, Cx('state'))}"],
+                         self.unpack())
 
     def transition_function(self, node, env, what="action_constraint"):
         """def f(s, t): return <node>  with primed variables taken from t."""
         fname = self.fresh(what)
         n = len(self.var_names)
         assigned = frozenset(range(n))
-        self.hoists.append({})
-        body = self.ex(node, env, Cx("action", assigned=assigned))
-        lines = self.unpack()
+        head = self.unpack()
         if n:
             names = ", ".join(f"n_{i}" for i in range(n))
-            lines.append(f"{names}{',' if n == 1 else ''} = t")
-        src = "\n".join([f"def {fname}(s, t):"] + indent(lines + [f"return {body}"]))
-        return self.build(src, fname)
+            head.append(f"{names}{',' if n == 1 else ''} = t")
+        return self.unit(fname, "s, t", lambda: [
+            f"return {self.ex(node, env, Cx('action', assigned=assigned))}"], head)
 
     def constant_value(self, node, env):
         """Evaluate a constant-level expression now (NeedsState if it is not)."""
-        code = self.ex(node, env, Cx("const"))
+        self.hoists.append(None)
+        try:
+            code = self.ex(node, env, Cx("const"))
+        finally:
+            self.hoists.pop()
         fname = self.fresh("const")
         fn = self.build(f"def {fname}():\n    return {code}", fname)
         return fn()
@@ -239,11 +285,9 @@ class Compiler:
                 return [f"emit({tup}, {cx.label or 'Next'!r})"]
             return [f"emit({tup})"]
 
-        self.hoists.append({})
-        lines = self.act(node, env, Cx(mode), final)
-        head = self.unpack() if mode != "init" else ["s = None"] + self.hoisted_lines()
-        src = "\n".join([f"def {fname}(s, emit):"] + indent(head + lines + ["return None"]))
-        return self.build(src, fname)
+        head = self.unpack() if mode != "init" else ["s = None"]
+        return self.unit(fname, "s, emit",
+                         lambda: self.act(node, env, Cx(mode), final) + ["return None"], head)
 
     # --- actions ----------------------------------------------------------
     def act(self, node, env, cx, k):
@@ -630,7 +674,7 @@ class Compiler:
             env2["@"] = LocalB(self.apply_code(code, keys[0]) if simple else at)
             value = self.ex(change.expression, env2, cx.but(locals=cx.locals + (at,)))
             if len(keys) == 1 and at not in value:
-                code = at_put_code(code, keys[0], value)
+                code = self.at_put_code(code, keys[0], value)
             else:
                 code = f"_rt.except_({code}, ({', '.join(keys)},), lambda {at}: {value})"
         return code
@@ -839,7 +883,8 @@ class Compiler:
                 pass
             a, b = (self.ex(x, env, cx) for x in args)
             if op in ("=", "#") and SIMPLE_CODE.match(a) and SIMPLE_CODE.match(b):
-                test = f"({a} == {b} if {class_code(a)} is {class_code(b)} else _eq({a}, {b}))"
+                ca, cb = class_code(a, self.ns), class_code(b, self.ns)
+                test = f"({a} == {b} if {ca} is {cb} else _eq({a}, {b}))"
                 return test if op == "=" else f"(not {test})"
             if op in ("\\in", "\\notin") and isinstance(self.ns.get(b), frozenset):
                 test = f"({a} in {b} or _isin({a}, {b}))"
@@ -877,11 +922,9 @@ class Compiler:
             raise self.err("ENABLED used outside a state context", node, env)
         fname = self.fresh("enabled")
         params = ", ".join(("s",) + cx.locals)
-        self.hoists.append({})
-        lines = self.act(action, env, Cx("action", locals_=cx.locals), lambda c: ["return True"])
-        src = "\n".join([f"def {fname}({params}):"]
-                        + indent(self.unpack() + lines + ["return False"]))
-        self.build(src, fname)
+        self.unit(fname, params, lambda: self.act(
+            action, env, Cx("action", locals_=cx.locals), lambda c: ["return True"])
+            + ["return False"], self.unpack())
         return f"{fname}({params})"
 
     def apply(self, binding, args, env, node, cx):
@@ -1058,7 +1101,7 @@ class Compiler:
             needs_state = True
         finally:
             self.hoists.pop()
-        head = ["if s is not None:"] + indent(self.unpack(hoist=False) or ["pass"])
+        head = ["if s is not None:"] + indent(self.unpack() or ["pass"])
         src = "\n".join([f"def {fname}(s, {', '.join(pys)}):"]
                         + indent(head + [f"return {body}"]))
         self.build(src, fname)
@@ -1073,7 +1116,10 @@ class Compiler:
             fn, arity = BUILTIN_FUNCS[name]
             if len(args) != arity:
                 raise self.err(f"{name} expects {arity} arguments, got {len(args)}", node, env)
-            return f"{fn}({', '.join(self.ex(a, env, cx) for a in args)})"
+            codes = [self.ex(a, env, cx) for a in args]
+            if name in INLINE_SEQ and codes[0].isidentifier():
+                return INLINE_SEQ[name].format(*codes)
+            return f"{fn}({', '.join(codes)})"
         if name in BUILTIN_HIGHER:
             if len(args) != 2:
                 raise self.err(f"{name} expects 2 arguments", node, env)
