@@ -9,8 +9,11 @@
  * (precomputed by build.py with kernel.receipts()), the money moved and, at the end, the
  * verdict. The state diagram is drawn from the kernel's transition table (build.py exports
  * kernel.edges()) and highlights the state of the kernel run at the cursor.
- * Sweep cases live in sweep.js, loaded by a <script> tag the first time the sweep panel opens.
- * The URL hash (#fault=...&tier=...&systems=...&play=0) selects a run, for links and tests.
+ * Sweep cases live in sweep.js, loaded by a <script> tag the first time the sweep panel opens;
+ * the few sweep cells the simulator traced in full live in sweep_traces.js, loaded the first
+ * time one is played (the player then shows that seed instead of a fixed-table fault).
+ * The URL hash (#fault=...&tier=...&systems=...&seed=...&play=0) selects runs, for links and
+ * tests.
  */
 (function () {
   "use strict";
@@ -43,7 +46,8 @@
   const ROWS = {};
   for (const r of D.rows) ROWS[r.fault + "|" + r.system + "|" + r.tier] = r;
 
-  const S = { fault: "crash before ack", tier: "t1", systems: ["naive", "kernel"],
+  let SWEEP_RUNS = {};  // "seed|system|tier" -> run, once sweep_traces.js is loaded
+  const S = { fault: "crash before ack", tier: "t1", systems: ["naive", "kernel"], seed: null,
               cursor: 0, playing: false, timer: null, speed: 1 };
   let shown = [];   // runs on screen, in D.systems order
   let merged = [];  // [{r: run index, e: event index}] in playback order
@@ -168,7 +172,7 @@
       const b = el("button", { type: "button", "data-fault": f });
       b.appendChild(el("span", {}, (i + 1) + ". " + f));
       b.appendChild(el("span", { class: "marks" }));
-      b.addEventListener("click", () => { S.fault = f; select(false); });
+      b.addEventListener("click", () => { S.fault = f; S.seed = null; select(false); });
       const li = el("li"); li.appendChild(b); list.appendChild(li);
     });
     for (const t of D.tiers) {
@@ -221,7 +225,7 @@
     else if (e.key === "End") { e.preventDefault(); pause(); seek(merged.length); }
     else if (e.key === "]" || e.key === "[") {
       const i = D.faults.indexOf(S.fault) + (e.key === "]" ? 1 : -1);
-      S.fault = D.faults[(i + D.faults.length) % D.faults.length]; select(false);
+      S.fault = D.faults[(i + D.faults.length) % D.faults.length]; S.seed = null; select(false);
     } else if (e.key === "t") {
       S.tier = D.tiers[(D.tiers.indexOf(S.tier) + 1) % D.tiers.length]; select(false);
     }
@@ -236,10 +240,12 @@
     if (h.get("systems") !== null) {
       S.systems = D.systems.filter((s) => h.get("systems").split(",").includes(s));
     }
+    S.wantSeed = /^\d+$/.test(h.get("seed") || "") ? Number(h.get("seed")) : null;
     return h.get("play") !== "0";
   }
   function writeHash() {
     const h = new URLSearchParams({ fault: S.fault, tier: S.tier, systems: S.systems.join(",") });
+    if (S.seed !== null) h.set("seed", String(S.seed));
     try { history.replaceState(null, "", "#" + h.toString()); } catch (err) { /* file:// quirk */ }
   }
 
@@ -249,7 +255,7 @@
     pause();
     for (const b of document.querySelectorAll("#fault-list button")) {
       const f = b.getAttribute("data-fault");
-      b.setAttribute("aria-current", f === S.fault ? "true" : "false");
+      b.setAttribute("aria-current", f === S.fault && S.seed === null ? "true" : "false");
       const marks = b.querySelector(".marks");
       marks.textContent = "";
       for (const s of D.systems) {
@@ -264,12 +270,18 @@
     }
     for (const t of D.tiers) $("tier-" + t).checked = t === S.tier;
     for (const s of D.systems) $("sys-" + s).checked = S.systems.includes(s);
-    shown = S.systems.map((s) => RUNS[S.fault + "|" + s + "|" + S.tier]).filter(Boolean);
+    const pool = S.seed === null ? RUNS : SWEEP_RUNS;
+    const what = S.seed === null ? S.fault : S.seed;
+    shown = S.systems.map((s) => pool[what + "|" + s + "|" + S.tier]).filter(Boolean);
     merged = [];
     shown.forEach((run, r) => run.events.forEach((ev, e) => merged.push({ r, e, t: ev.t })));
     merged.sort((x, y) => x.t - y.t || x.r - y.r || x.e - y.e);
-    $("caption").textContent = "\u201c" + S.fault + "\u201d at " + (D.tier_labels[S.tier] || S.tier) +
-      (shown.length ? "" : " \u2014 choose at least one system.");
+    const missing = S.systems.filter((s) => !shown.some((r) => r.system === s));
+    $("caption").textContent = (S.seed === null ? "\u201c" + S.fault + "\u201d" :
+      "Sweep case, seed " + S.seed + " (" + ((shown[0] || {}).plan_summary || "") + ")") +
+      " at " + (D.tier_labels[S.tier] || S.tier) +
+      (shown.length ? "" : " \u2014 choose at least one system.") +
+      (missing.length && shown.length ? " No recorded timeline for: " + missing.join(", ") + "." : "");
     buildPanels();
     $("scrub").max = String(merged.length);
     writeHash();
@@ -819,16 +831,36 @@
 
   // ------------------------------------------------------------------ the sweep (lazy)
 
-  function loadSweep(done) {
-    if (window.VIEWER_SWEEP) { done(); return; }
+  // a plain <script> tag: the one way to load data that works from file:// without a server
+  function loadScript(src, ready, done) {
+    if (ready()) { done(); return; }
     const t0 = performance.now();
     const s = document.createElement("script");
-    s.src = D.sweep_file || "sweep.js";
-    s.onload = () => { window.VIEWER_SWEEP_LOAD_MS = performance.now() - t0; done(); };
+    s.src = src;
+    s.onload = () => { window.VIEWER_LAST_LOAD_MS = performance.now() - t0; done(); };
     s.onerror = () => {
-      $("sweep-body").textContent = "sweep.js is missing: run python -m viewer.build.";
+      $("warnings").textContent = src + " is missing: run python -m viewer.build, then reload.";
     };
     document.head.appendChild(s);
+  }
+  function loadSweep(done) {
+    loadScript(D.sweep_file || "sweep.js", () => !!window.VIEWER_SWEEP, () => {
+      if (window.VIEWER_SWEEP_LOAD_MS === undefined) {
+        window.VIEWER_SWEEP_LOAD_MS = window.VIEWER_LAST_LOAD_MS;
+      }
+      done();
+    });
+  }
+  function playSweepRun(seed, system, tier) {
+    loadScript(D.sweep_traces_file || "sweep_traces.js", () => !!window.VIEWER_SWEEP_TRACES, () => {
+      SWEEP_RUNS = window.VIEWER_SWEEP_TRACES.runs;
+      S.seed = seed; S.tier = tier;
+      if (system && !S.systems.includes(system)) {
+        S.systems = D.systems.filter((x) => x === system || S.systems.includes(x));
+      }
+      select(false);
+      $("runs").scrollIntoView();
+    });
   }
 
   function sweepCell(c) {
@@ -868,6 +900,11 @@
       tab.appendChild(tr);
     }
     tw.appendChild(tab); body.appendChild(tw);
+    const traced = (W.traced || []).length;
+    body.appendChild(el("p", {}, traced
+      ? traced + " sweep cells were traced in full: their cells offer \u25b6 play timeline. " +
+        "Every other cell prints its exact replay command."
+      : "Each cell prints the exact command that replays its full timeline."));
     const form = el("form", { id: "sweep-form" });
     form.innerHTML = "<label>seed <input id='sweep-seed' type='number' min='" + W.cases[0][0] +
       "' max='" + W.cases[W.cases.length - 1][0] + "' value='" + W.cases[0][0] +
@@ -930,6 +967,11 @@
           if (c.extra && c.extra.world_race) td.appendChild(el("div", {}, "world race"));
           td.appendChild(el("div", { class: "sub" }, "resolved " + ms(c.resolution_ms)));
         } else td.textContent = "\u2013";
+        if ((W.traced || []).includes(seed + "|" + s + "|" + t)) {
+          const b = el("button", { type: "button", class: "play-sweep" }, "\u25b6 play timeline");
+          b.addEventListener("click", (e) => { e.stopPropagation(); playSweepRun(seed, s, t); });
+          td.appendChild(b);
+        }
         td.addEventListener("click", () => pick(s, t, td));
         td.addEventListener("keydown", (e) => { if (e.key === "Enter") pick(s, t, td); });
         tr.appendChild(td);
@@ -952,13 +994,18 @@
     if ((D.warnings || []).length) $("warnings").textContent = "Data warnings: " + D.warnings.join("; ");
     const reduced = window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches;
     const auto = readHash() && !reduced;
-    select(auto);
+    if (S.wantSeed !== null) playSweepRun(S.wantSeed, null, S.tier);
+    else select(auto);
     $("sweep").addEventListener("toggle", () => {
       if ($("sweep").open && document.body.getAttribute("data-sweep") !== "ready") {
         loadSweep(renderSweep);
       }
     });
-    window.addEventListener("hashchange", () => { readHash(); select(false); });
+    window.addEventListener("hashchange", () => {
+      readHash();
+      if (S.wantSeed !== null) playSweepRun(S.wantSeed, null, S.tier);
+      else { S.seed = null; select(false); }
+    });
     let resizeTimer = null;
     window.addEventListener("resize", () => {
       clearTimeout(resizeTimer);

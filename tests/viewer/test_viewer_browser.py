@@ -258,3 +258,36 @@ def test_every_fixed_table_run_plays_to_its_recorded_totals(browser, site):
         page.keyboard.press("]")
     assert seen == set(t["id"] for t in index["traces"])
     pg.close()
+
+
+def test_a_traced_sweep_cell_plays_its_full_timeline(browser, tiny_results, tmp_path):
+    """A site built from the tiny results, whose seed 17 has two traced cells."""
+    for name in ("index.html", "viewer.js"):
+        shutil.copy(ROOT / "viewer" / name, tmp_path / name)
+    assert build.main(tiny_results, tmp_path / "traces.js") == 0
+    pg = Page(browser, tmp_path, _hash("crash before ack", "t1", "kernel"))
+    page = pg.page
+    page.click("#sweep summary")
+    page.wait_for_selector("body[data-sweep=ready]")
+    page.fill("#sweep-seed", "17")
+    page.click("#sweep-form button[type=submit]")
+    buttons = page.locator("#sweep-case button.play-sweep")
+    assert buttons.count() == 2
+    buttons.last.click()  # kernel at t3
+    page.wait_for_selector("article.run[data-system=kernel]")
+    assert page.is_checked("#tier-t3")
+    assert "seed 17" in page.inner_text("#caption")
+    page.keyboard.press("End")
+    doc = json.loads((tiny_results / "traces" / "sweep" / "17__kernel__t3.json").read_text())
+    panel = page.locator("article.run[data-system=kernel]")
+    assert panel.locator("[data-testid=refunded]").get_attribute("data-value") == \
+        str(doc["refunded"])
+    assert panel.locator("[data-testid=verdict]").get_attribute("data-value") == doc["verdict"]
+    final = panel.locator("dl.receipt").last.locator("dd[data-field=final]")
+    assert json.loads(final.get_attribute("data-value")) == doc["receipts"][-1]["final"]
+    assert "seed=17" in page.url
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "desktop-sweep-timeline.png"))
+    page.click("#fault-list button[data-fault='crash before ack']")
+    assert "seed 17" not in page.inner_text("#caption")
+    pg.close()

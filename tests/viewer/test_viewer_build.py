@@ -1,8 +1,8 @@
-"""viewer/build.py on a tiny results folder built here, from runs the simulator makes now.
+"""viewer/build.py on a tiny results folder (conftest.py), from runs the simulator makes now.
 
-How it works. Two fixed-table runs (the kernel and naive retry on "crash before ack" at tier 1)
-are produced in-process by ``sim.fixed.run_cell`` and written the way run_all.py writes them
-(sim/TRACES.md), beside a two-line sweep file using both documented cell shapes. build.main()
+How it works. The tiny folder holds two fixed-table runs (the kernel and naive retry on "crash
+before ack" at tier 1), a three-line sweep file using both documented cell shapes, and two
+traced sweep cells, all written the way run_all.py writes them (sim/TRACES.md). build.main()
 must turn that into traces.js and sweep.js whose data agree with the runs: the money moved adds
 up to what the run says was refunded, the receipts after the last journal entry are the run's
 receipts, and the state diagram is exactly kernel.edges(). Same input, same bytes.
@@ -21,45 +21,6 @@ import kernel
 from viewer import build
 
 ROOT = Path(__file__).resolve().parents[2]
-CELLS = [("crash before ack", "kernel", "t1"), ("crash before ack", "naive", "t1")]
-
-
-def _write(path: Path, value: object) -> None:
-    path.write_text(json.dumps(value, sort_keys=True, indent=1) + "\n", encoding="utf-8")
-
-
-@pytest.fixture(scope="module")
-def tiny_results(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from sim import fixed
-
-    out = tmp_path_factory.mktemp("results")
-    (out / "traces").mkdir()
-    docs = [fixed.run_cell(c) for c in CELLS]
-    entries = []
-    for d in docs:
-        _write(out / "traces" / f"{d['id']}.json", d)
-        entries.append({"id": d["id"], "file": f"{d['id']}.json", "fault": d["fault"],
-                        "system": d["system"], "tier": d["tier"], "verdict": d["verdict"],
-                        "refunded": d["refunded"], "outcome": d["outcome"]})
-    _write(out / "traces" / "index.json", {
-        "version": 1, "format": "sim/TRACES.md", "faults": ["crash before ack"],
-        "systems": ["naive", "kernel"], "tiers": ["t1"], "traces": entries})
-    _write(out / "fixed_table.json", {"seed": 1, "rows": [fixed.row(d) for d in docs]})
-    object_cell = {"ok": False, "outcome": "2 applied", "reasons": ["duplicate"],
-                   "refunded": 40, "resolution_ms": 1180}
-    lines = [
-        {"seed": 0, "plan": "crash=after_apply", "kinds": ["crash after_apply"],
-         "cells": {"naive/t1": object_cell,
-                   "kernel/t1": {"ok": True, "outcome": "COMMITTED (found_by_lookup)",
-                                 "reasons": [], "refunded": 20, "resolution_ms": 3130,
-                                 "oracle": True}}},
-        {"seed": 1, "plan": "", "kinds": [],
-         "cells": {"naive/t1": [20, "1 applied", [], 90],
-                   "kernel/t1": [20, "COMMITTED (acked)", [], 90, {"world_race": True}]}},
-    ]
-    (out / "sweep_cases.jsonl").write_text(
-        "".join(json.dumps(x, sort_keys=True) + "\n" for x in lines), encoding="utf-8")
-    return out
 
 
 def _data(text: str, name: str) -> dict:
@@ -96,9 +57,9 @@ def test_sweep_cells_in_both_shapes_decode_the_same_way(tiny_results: Path, tmp_
     build.main(tiny_results, out)
     sweep = _data((tmp_path / "sweep.js").read_text(encoding="utf-8"), "VIEWER_SWEEP")
     codes = sweep["codes"]
-    assert sweep["columns"] == ["kernel/t1", "naive/t1"]
+    assert sweep["columns"] == ["kernel/t1", "naive/t1"]  # from the first case
     seeds = [c[0] for c in sweep["cases"]]
-    assert seeds == [0, 1]
+    assert seeds == [0, 1, 17]
     naive0 = sweep["cases"][0][3][1]
     assert naive0[0] == 40 and codes[naive0[1]] == "2 applied"
     assert codes[naive0[2]] == ["duplicate"] and naive0[3] == 1180
@@ -107,11 +68,24 @@ def test_sweep_cells_in_both_shapes_decode_the_same_way(tiny_results: Path, tmp_
     assert codes[sweep["cases"][0][3][0][4]] == {"oracle": True}
 
 
+def test_traced_sweep_cells_ship_in_their_own_file(tiny_results: Path, tmp_path: Path):
+    build.main(tiny_results, tmp_path / "traces.js")
+    sweep = _data((tmp_path / "sweep.js").read_text(encoding="utf-8"), "VIEWER_SWEEP")
+    traced = _data((tmp_path / "sweep_traces.js").read_text(encoding="utf-8"),
+                   "VIEWER_SWEEP_TRACES")
+    assert sweep["traced"] == ["17|kernel|t3", "17|naive|t3"]
+    assert sorted(traced["runs"]) == sweep["traced"]
+    k = traced["runs"]["17|kernel|t3"]
+    source = json.loads((tiny_results / "traces" / "sweep" / "17__kernel__t3.json").read_text())
+    assert k["events"] == source["events"] and k["money"][-1] == source["refunded"]
+    assert k["receipt_steps"][-1][1] == source["receipts"]
+
+
 def test_same_results_give_the_same_bytes(tiny_results: Path, tmp_path: Path):
     a, b = tmp_path / "a" / "traces.js", tmp_path / "b" / "traces.js"
     build.main(tiny_results, a)
     build.main(tiny_results, b)
-    for name in ("traces.js", "sweep.js"):
+    for name in ("traces.js", "sweep.js", "sweep_traces.js"):
         first = (a.parent / name).read_bytes()
         assert first == (b.parent / name).read_bytes()
         assert str(tiny_results).encode() not in first, "no absolute paths in the data"
