@@ -278,9 +278,12 @@
     merged.sort((x, y) => x.t - y.t || x.r - y.r || x.e - y.e);
     const missing = S.systems.filter((s) => !shown.some((r) => r.system === s));
     $("caption").textContent = (S.seed === null ? "\u201c" + S.fault + "\u201d" :
-      "Sweep case, seed " + S.seed + " (" + ((shown[0] || {}).plan_summary || "") + ")") +
+      "Sweep case, seed " + S.seed +
+      (shown.length ? " (" + (shown[0].plan_summary || "default plan") + ")" : "")) +
       " at " + (D.tier_labels[S.tier] || S.tier) +
-      (shown.length ? "" : " \u2014 choose at least one system.") +
+      (shown.length ? "" : S.seed !== null && S.systems.length
+        ? " \u2014 no recorded timeline for this seed here; the sweep panel below gives its " +
+          "replay command." : " \u2014 choose at least one system.") +
       (missing.length && shown.length ? " No recorded timeline for: " + missing.join(", ") + "." : "");
     buildPanels();
     $("scrub").max = String(merged.length);
