@@ -123,6 +123,8 @@ SIMPLE_BINARY = {
     ":>": "_rt.colon_gt({}, {})", "@@": "_rt.double_at({}, {})",
     "\\subset": "(lambda _a, _b: _rt.subseteq(_a, _b) and _a != _b)({}, {})",
     "\\supseteq": "_rt.subseteq({1}, {0})",
+    "(+)": "_rt.bag_add({}, {})", "(-)": "_rt.bag_sub({}, {})",
+    "\\sqsubseteq": "_rt.bag_leq({}, {})",
 }
 SIMPLE_PREFIX = {"~": "(not {})", "-": "(-{})", "-.": "(-{})", "SUBSET": "_rt.subset({})",
                  "UNION": "_rt.setunion({})", "DOMAIN": "_rt.domain({})"}
@@ -133,9 +135,13 @@ BUILTIN_FUNCS = {
     "Print": ("_rt.tlc_print", 2), "PrintT": ("_rt.tlc_printt", 1),
     "Assert": ("_rt.tlc_assert", 2), "Permutations": ("_rt.permutations", 1),
     "ToString": ("_rt.to_string", 1),
+    "IsABag": ("_rt.is_bag", 1), "BagToSet": ("_rt.domain", 1), "SetToBag": ("_rt.set_to_bag", 1),
+    "BagIn": ("_rt.bag_in", 2), "CopiesIn": ("_rt.copies_in", 2),
+    "BagCardinality": ("_rt.bag_cardinality", 1), "BagUnion": ("_rt.bag_union", 1),
 }
 BUILTIN_HIGHER = {"SelectSeq": "_rt.selectseq", "SortSeq": "_rt.sortseq"}
-BUILTIN_VALUES = {"Nat": NAT, "Int": INT, "BOOLEAN": BOOLEAN_SET, "STRING": STRING}
+BUILTIN_VALUES = {"Nat": NAT, "Int": INT, "BOOLEAN": BOOLEAN_SET, "STRING": STRING,
+                  "EmptyBag": ()}
 TEMPORAL = {"[]", "<>", "~>", "-+->", "\\cdot"}
 
 
@@ -303,6 +309,13 @@ class Compiler:
             return self.act(node.expression, env, cx, k)
         if kind == "Quantification" and node.quantifier == "\\E":
             return self.act_exists(node, env, cx, k)
+        if kind == "Quantification" and node.quantifier == "\\A":
+            unrolled = self.unroll(node.declarations, env, cx, limit=64)
+            if unrolled is not None:
+                return self.conj_envs(node.predicate, unrolled, cx.but(open=False), k)
+            if self.mentions_prime(node):
+                raise self.err("unsupported: \\A over a non-constant or large set in an action "
+                               "that assigns primed variables", node, env)
         if kind == "If":
             c = self.ex(node.predicate, env, cx)
             return ([f"if {c}:"] + indent(self.act(node.then, env, cx, k) or ["pass"])
@@ -329,6 +342,29 @@ class Compiler:
         if code == "False":
             return []
         return [f"if {code}:"] + indent(k(cx) or ["pass"])
+
+    def conj_envs(self, node, envs, cx, k):
+        if not envs:
+            return k(cx)
+        return self.act(node, envs[0], cx,
+                        lambda cx2: self.conj_envs(node, envs[1:], cx2, k))
+
+    @staticmethod
+    def mentions_prime(node):
+        """Syntactic test: does node contain ' or UNCHANGED (not through definitions)."""
+        stack = [node]
+        while stack:
+            n = stack.pop()
+            if isinstance(n, list):
+                stack.extend(n)
+            elif hasattr(n, "symbol"):
+                if name_of(n) == "OperatorApplication" and n.operator in ("'", "UNCHANGED"):
+                    return True
+                stack.extend(getattr(n, f) for f in n._fields if f not in ("symbol", "start",
+                                                                           "end"))
+            elif isinstance(n, tuple):
+                stack.extend(n)
+        return False
 
     def conj(self, items, env, cx, k):
         if not items:

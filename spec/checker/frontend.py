@@ -23,7 +23,8 @@ STANDARD_MODULES = {"Naturals", "Integers", "Sequences", "FiniteSets", "TLC", "B
 
 SYNONYMS = {"\\land": "/\\", "\\lor": "\\/", "\\lnot": "~", "\\neg": "~", "\\union": "\\cup",
             "\\intersect": "\\cap", "\\geq": ">=", "\\leq": "<=", "=<": "<=", "\\neq": "#",
-            "/=": "#", "\\equiv": "<=>", "\\times": "\\X", "\\circ": "\\o"}
+            "/=": "#", "\\equiv": "<=>", "\\times": "\\X", "\\circ": "\\o",
+            "\\oplus": "(+)", "\\ominus": "(-)"}
 
 
 def canonical_op(op):

@@ -261,6 +261,8 @@ def seq(v, op):
 
 
 def length(s):
+    if s.__class__ is str:
+        return len(s)
     return len(seq(s, "Len"))
 
 
@@ -281,6 +283,8 @@ def tail(s):
 
 
 def concat(a, b):
+    if a.__class__ is str and b.__class__ is str:
+        return a + b
     return seq(a, "\\o") + seq(b, "\\o")
 
 
@@ -368,3 +372,63 @@ def model_value(name):
 
 def recfn(dom, body):
     return RecFn(dom, body)
+
+
+# --- Bags (functions from elements to positive counts) ----------------------
+
+def bag_items(b):
+    if b.__class__ is tuple:
+        return dict(enumerate(b, 1))
+    if b.__class__ is FnDict:
+        return dict(b.d)
+    raise TLAError(f"expected a bag, got {show(b)}")
+
+
+def is_bag(b):
+    try:
+        return all(v.__class__ is int and v > 0 for v in bag_items(b).values())
+    except TLAError:
+        return False
+
+
+def set_to_bag(s):
+    return make_fn({e: 1 for e in enum(s)})
+
+
+def bag_in(e, b):
+    return e in bag_items(b)
+
+
+def copies_in(e, b):
+    return bag_items(b).get(e, 0)
+
+
+def bag_add(a, b):
+    out = bag_items(a)
+    for e, n in bag_items(b).items():
+        out[e] = out.get(e, 0) + n
+    return make_fn(out)
+
+
+def bag_sub(a, b):
+    out = bag_items(a)
+    for e, n in bag_items(b).items():
+        if e in out:
+            out[e] -= n
+    return make_fn({e: n for e, n in out.items() if n > 0})
+
+
+def bag_leq(a, b):
+    bb = bag_items(b)
+    return all(n <= bb.get(e, 0) for e, n in bag_items(a).items())
+
+
+def bag_cardinality(b):
+    return sum(bag_items(b).values())
+
+
+def bag_union(s):
+    out = ()
+    for b in enum(s):
+        out = bag_add(out, b)
+    return out

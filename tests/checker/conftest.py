@@ -5,7 +5,7 @@ import pytest
 
 from spec.checker import check, load
 
-PRELUDE = "EXTENDS Naturals, Integers, Sequences, FiniteSets, TLC\n"
+PRELUDE = "EXTENDS Naturals, Integers, Sequences, FiniteSets, TLC, Bags\n"
 
 
 def write_spec(tmp_path, body, cfg, name="M", extends=PRELUDE):

@@ -47,6 +47,16 @@ def test_self_loop_is_not_a_deadlock(run_spec):
     assert (r.result, r.distinct_states, r.states_generated) == ("ok", 1, 2)
 
 
+def test_forall_action_over_constant_set(run_spec):
+    body = """
+    VARIABLE f
+    Init == f = [i \\in 1..3 |-> 0]
+    Next == \\A i \\in 1..3 : f' = [f EXCEPT ![i] = 1 - @] \\/ f' = f
+    """
+    r = run_spec(body, "INIT Init\nNEXT Next\n")
+    assert (r.result, r.distinct_states) == ("ok", 1), r.error
+
+
 def test_constraints_and_action_constraints(run_spec):
     body = """
     VARIABLE x

@@ -68,6 +68,12 @@ CASES = [
     ("Cardinality(Permutations({a, b, c}))", 6), ("ToString(12)", "12"),
     ("-3 \\in Int /\\ -3 \\notin Nat", True), ("\"s\" \\in STRING", True),
     ("Assert(TRUE, \"msg\")", True), ("a = a /\\ a # b", True), ("a \\in {a, b}", True),
+    ("\"ab\" \\o \"c\"", "abc"), ("Len(\"abc\")", 3),
+    # Bags
+    ("CopiesIn(7, SetToBag({7, 8}) (+) SetToBag({7}))", 2),
+    ("BagCardinality(SetToBag({1, 2}) (+) SetToBag({2}))", 3),
+    ("BagToSet(SetToBag({1, 2}) (-) SetToBag({2}))", frozenset({1})),
+    ("SetToBag({1}) \\sqsubseteq SetToBag({1, 2})", True), ("BagIn(3, EmptyBag)", False),
 ]
 
 
