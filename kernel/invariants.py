@@ -177,13 +177,15 @@ def check_journal(eid: str, fx: EffectHistory, complete: bool) -> list[Violation
             out.append(Violation("K7", "refused_without_proof",
                                  f"effect {eid[:12]} was REFUSED at recovery without a lookup "
                                  f"proving it absent", (_line(final),)))
+    claim_until = dispatches[-1]["claim_until"] if dispatches else 0
     for late in fx.kinds("LATE"):
         confirms = late["answer"] == "ack" or late.get("found") is True
+        denies = late.get("found") is False and late.get("asked_at", -1) >= claim_until
         if final is not None and final["kind"] == "REFUSED" and confirms:
             out.append(Violation("K7", "refused_but_confirmed",
                                  f"effect {eid[:12]} was REFUSED as never applied, but the "
                                  f"target later confirmed it", (_line(final), _line(late))))
-        if final is not None and final["kind"] == "COMMITTED" and not confirms:
+        if final is not None and final["kind"] == "COMMITTED" and denies:
             out.append(Violation("K7", "committed_but_not_found",
                                  f"effect {eid[:12]} was COMMITTED, but a later lookup did "
                                  f"not find it", (_line(final), _line(late))))

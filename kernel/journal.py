@@ -101,7 +101,8 @@ KINDS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
                 {"checks": _checks, "lookup": _lookup}),
     "AMBIGUOUS": ({"reason": _str}, {"checks": _checks, "lookup": _lookup}),
     "REJECTED": ({"reason": _one_of("conflicting_payload"), "payload_digest": _hex64}, {}),
-    "LATE": ({"answer": _one_of("ack", "lookup")}, {"attempt": _pos, "found": _bool}),
+    "LATE": ({"answer": _one_of("ack", "lookup")}, {"attempt": _pos, "found": _bool,
+                                                      "asked_at": _nat}),
 }
 CAPABILITY_FIELDS = {"dedupes": _bool, "queryable": _bool, "dedup_window": _nat,
                      "lookup_lag": _nat}

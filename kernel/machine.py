@@ -82,10 +82,15 @@ class Recover:
 
 @dataclass(frozen=True, slots=True)
 class LookupAnswer:
-    """A lookup result that arrives after the effect already reached a final state."""
+    """A lookup result that arrives after the effect already reached a final state.
+
+    ``asked_at`` is when the query left; a "not found" counts as evidence only if it was
+    asked after the last send's claim expired (before that, the effect may still have been
+    in flight or invisible behind the target's lookup lag)."""
 
     now: int
     found: bool
+    asked_at: int | None = None
 
 
 Event = Propose | Authorize | Dispatch | Ack | Recover | LookupAnswer
@@ -288,8 +293,12 @@ def _recover(effect: Effect, ev: Recover) -> Transition:
 def _late(effect: Effect, ev: Ack | LookupAnswer) -> Transition:
     """An answer after the end: journal it; settle an AMBIGUOUS receipt; flag a contradiction."""
     confirms = isinstance(ev, Ack) or ev.found
-    answer = {"answer": "ack", "attempt": ev.attempt} if isinstance(ev, Ack) else \
-        {"answer": "lookup", "found": ev.found}
+    denies = isinstance(ev, LookupAnswer) and not ev.found and ev.asked_at is not None \
+        and ev.asked_at >= effect.claim_until
+    answer: dict[str, Any] = {"answer": "ack", "attempt": ev.attempt} if isinstance(ev, Ack) \
+        else {"answer": "lookup", "found": ev.found}
+    if isinstance(ev, LookupAnswer) and ev.asked_at is not None:
+        answer["asked_at"] = ev.asked_at
     commands: list[Command] = [Append(_entry("LATE", effect, ev.now, **answer), fsync=True)]
     done = effect
     if confirms and effect.executed is Executed.UNKNOWN:
@@ -297,7 +306,7 @@ def _late(effect: Effect, ev: Ack | LookupAnswer) -> Transition:
     elif confirms and effect.executed is Executed.FALSE:
         commands.append(Alert("K7", f"effect {effect.effect_id} was REFUSED as never applied, "
                                     f"but the target later confirmed it"))
-    elif not confirms and effect.executed is Executed.TRUE:
+    elif denies and effect.executed is Executed.TRUE:
         commands.append(Alert("K7", f"effect {effect.effect_id} was COMMITTED, but a later "
                                     f"lookup did not find it"))
     return Transition(done, tuple(commands))

@@ -244,3 +244,15 @@ def test_the_state_diagram_comes_from_the_table():
     assert ("DISPATCHED", "Recover", "AMBIGUOUS") in edges
     assert ("PROPOSED", "Authorize", "REFUSED") in edges
     assert not any(src in ("COMMITTED", "REFUSED", "AMBIGUOUS") for src, _, _ in edges)
+
+
+def test_a_late_miss_asked_before_the_claim_expired_is_not_evidence():
+    e = dispatched(LOOKUP_ONLY)
+    committed = k.step(e, k.Ack(10, 1)).effect
+    early = k.step(committed, k.LookupAnswer(50_000, False, asked_at=e.claim_until - 1))
+    assert not any(isinstance(c, k.Alert) for c in early.commands)
+    assert early.commands[0].entry["asked_at"] == e.claim_until - 1
+    unknown_time = k.step(committed, k.LookupAnswer(50_000, False))
+    assert not any(isinstance(c, k.Alert) for c in unknown_time.commands)
+    late = k.step(committed, k.LookupAnswer(50_000, False, asked_at=e.claim_until))
+    assert [c.invariant for c in late.commands if isinstance(c, k.Alert)] == ["K7"]
