@@ -239,14 +239,16 @@ def test_every_fixed_table_run_plays_to_its_recorded_totals(browser, site):
     for _fault in index["faults"]:
         for _tier in index["tiers"]:
             page.keyboard.press("End")
-            shown = page.evaluate("""() => [...document.querySelectorAll('article.run')].map(a => {
-                const [fault, system, tier] = a.dataset.run.split('__');
-                const v = (s) => a.querySelector(`[data-testid=${s}]`).dataset.value;
-                return {id: a.dataset.run, refunded: v('refunded'), verdict: v('verdict'),
-                        outcome: v('outcome')};
-            })""")
-            fault = page.get_attribute("#fault-list button[aria-current=true]", "data-fault")
-            tier = page.eval_on_selector("input[name=tier]:checked", "e => e.value")
+            got = page.evaluate("""() => ({
+                fault: document.querySelector('#fault-list button[aria-current=true]')
+                    .dataset.fault,
+                tier: document.querySelector('input[name=tier]:checked').value,
+                runs: [...document.querySelectorAll('article.run')].map(a => {
+                    const v = (s) => a.querySelector(`[data-testid=${s}]`).dataset.value;
+                    return {id: a.dataset.run, refunded: v('refunded'), verdict: v('verdict'),
+                            outcome: v('outcome')};
+                })})""")
+            fault, tier, shown = got["fault"], got["tier"], got["runs"]
             assert len(shown) == len(index["systems"])
             for item, system in zip(shown, index["systems"], strict=True):
                 entry = want[(fault, system, tier)]
