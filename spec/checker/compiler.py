@@ -18,7 +18,7 @@ import re
 from . import rt
 from .errors import TLAError
 from .frontend import canonical_op, pos
-from .scope import ArgB, BuiltinB, ConstB, DefB, InstB, LambdaB, LocalB, OpRefB, VarB
+from .scope import ArgB, BuiltinB, ConstB, DefB, InstB, LambdaB, LazyRefB, LocalB, OpRefB, VarB
 from .values import INT, NAT, STRING, FnDict, ModelValue
 
 BOOLEAN_SET = frozenset([False, True])
@@ -448,6 +448,8 @@ class Compiler:
             return self.act(binding.node, binding.env, cx, k)
         if isinstance(binding, OpRefB):
             binding = binding.target
+        if isinstance(binding, LazyRefB):
+            binding = self.lookup(binding.name, binding.env, node)
         if isinstance(binding, (DefB, LambdaB)) and not getattr(binding, "recursive", False) \
                 and not (isinstance(binding, DefB) and binding.node.function):
             params = binding.params
@@ -553,6 +555,8 @@ class Compiler:
             b = self.lookup(arg.operator, env, arg)
             if isinstance(b, ArgB):
                 return self.op_ref(b.node, b.env)
+            if isinstance(b, LazyRefB):
+                return OpRefB(self.lookup(b.name, b.env, arg))
             return OpRefB(b)
         if kind == "OperatorApplication" and arg.arguments is not None:
             pass
@@ -984,6 +988,8 @@ class Compiler:
             return self.ex(binding.node, binding.env, cx)
         if isinstance(binding, OpRefB):
             return self.apply(binding.target, args, env, node, cx)
+        if isinstance(binding, LazyRefB):
+            return self.apply(self.lookup(binding.name, binding.env, node), args, env, node, cx)
         if isinstance(binding, BuiltinB):
             return self.apply_builtin(binding.name, args, env, node, cx)
         if isinstance(binding, InstB):

@@ -12,7 +12,7 @@ from .cfg import parse_cfg
 from .compiler import Compiler, NeedsState, name_of
 from .errors import TLAError
 from .frontend import Loader, canonical_op, pos
-from .scope import ArgB, ConstB, DefB, VarB, build_scope, flatten_modules
+from .scope import ArgB, ConstB, DefB, LazyRefB, VarB, build_scope, flatten_modules
 from .semantic import check_names
 from .values import FnDict, ModelValue, enum, show
 
@@ -61,6 +61,8 @@ class Model:
             value = self.cfg.constants[name]
             return ConstB(self.compiler.inject(value, name))
         if name in self.cfg.substitutions:
+            if getattr(where[1], "arguments", None):
+                return LazyRefB(self.cfg.substitutions[name], self.root_env_proxy())
             return ArgB(ref_node(self.cfg.substitutions[name]), self.root_env_proxy())
         path, node = where
         raise TLAError(f"The constant {name} is not assigned a value in the configuration file",

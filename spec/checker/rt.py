@@ -190,9 +190,22 @@ def rec(pairs):
     return FnDict(dict(pairs))
 
 
+def in_domain(f, k):
+    c = f.__class__
+    if c is tuple:
+        return k.__class__ is int and 0 < k <= len(f)
+    if c is FnDict:
+        return k in f.d
+    if c is RecFn:
+        return member(k, f.dom)
+    raise TLAError(f"EXCEPT applied to the non-function {show(f)}")
+
+
 def except_(f, path, update):
-    """[f EXCEPT ![k1][k2]... = update(@)]."""
+    """[f EXCEPT ![k1][k2]... = update(@)]; keys outside the domain leave f unchanged."""
     k = path[0]
+    if not in_domain(f, k):
+        return f
     old = ap(f, k)
     new = update(old) if len(path) == 1 else except_(old, path[1:], update)
     if f.__class__ is tuple:
@@ -219,7 +232,8 @@ def at_put(f, k, new):
             return FnDict(d)
     else:
         return except_(f, (k,), lambda _: new)
-    raise TLAError(f"EXCEPT: {show(k)} is not in the domain of {show(f)}")
+    in_domain(f, k)
+    return f
 
 
 def fnset(a, b):

@@ -150,3 +150,11 @@ def instance_binding(loader, node, outer_env, path):
                        pos(node, path))
 
     return InstB(build_scope(loader, sub, bind_decl))
+
+
+class LazyRefB:
+    """A cfg substitution `F <- G` for an operator constant: resolved on use."""
+
+    def __init__(self, name, env):
+        self.name = name
+        self.env = env

@@ -159,6 +159,18 @@ def test_constant_substitution_and_assume(run_spec):
     assert r.result == "error" and "Assumption" in r.error
 
 
+def test_operator_constant_substitution(run_spec):
+    body = """
+    CONSTANT F(_)
+    Dbl(k) == 2 * k
+    VARIABLE x
+    Init == x = 1
+    Next == x < 8 /\\ x' = F(x)
+    """
+    r = run_spec(body, "CONSTANT F <- Dbl\nINIT Init\nNEXT Next\nCHECK_DEADLOCK FALSE\n")
+    assert (r.result, r.distinct_states) == ("ok", 4), r.error
+
+
 def test_print_and_tlcget(run_spec, capsys):
     body = """
     VARIABLE x
