@@ -19,7 +19,7 @@ from . import rt
 from .errors import TLAError
 from .frontend import canonical_op, pos
 from .scope import ArgB, BuiltinB, ConstB, DefB, InstB, LambdaB, LazyRefB, LocalB, OpRefB, VarB
-from .values import INT, NAT, STRING, FnDict, ModelValue
+from .values import INT, NAT, STRING, FnDict, LazySet, ModelValue
 
 BOOLEAN_SET = frozenset([False, True])
 
@@ -928,6 +928,9 @@ class Compiler:
                 return test if op == "=" else f"(not {test})"
             if op in ("\\in", "\\notin") and isinstance(self.ns.get(b), frozenset):
                 test = f"({a} in {b} or _isin({a}, {b}))"
+                return test if op == "\\in" else f"(not {test})"
+            if op in ("\\in", "\\notin") and isinstance(self.ns.get(b), LazySet):
+                test = f"{b}.contains({a})"
                 return test if op == "\\in" else f"(not {test})"
             return SIMPLE_BINARY[op].format(a, b)
         if op == "\\X":

@@ -126,6 +126,7 @@ class Worker:
         m = self.model
         next_fn = m.next_fn
         seen = self.seen
+        add = seen.add
         wid, workers = self.wid, self.workers
         constrained = bool(m.constraints or m.action_constraints)
         outgoing = [[] for _ in range(workers)]
@@ -143,9 +144,10 @@ class Worker:
                 if constrained and not self.in_model(s, t):
                     bad = bad or not self.admit(t)
                     continue
-                if t in seen:
+                before = len(seen)
+                add(t)
+                if len(seen) == before:
                     continue
-                seen.add(t)
                 owner = hash(t) % workers
                 if owner == wid:
                     mine.append(t)

@@ -113,6 +113,8 @@ def interval(a, b):
 
 def irange(a, b):
     """Iteration over a..b without building the set."""
+    if a.__class__ is int and b.__class__ is int:
+        return range(a, b + 1)
     check_int(a)
     check_int(b)
     return range(a, b + 1)
