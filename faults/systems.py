@@ -217,9 +217,10 @@ class KernelWorker:
                     return []
                 point = None
                 node.disk.append(line, cmd.fsync, entry)
-                state = self.effects.by_id[entry["effect_id"]].state
-                node.log("journal", entry["kind"], self.describe(entry, cmd.fsync),
-                         state=state.value, seq=entry["seq"])
+                if node.tracing:
+                    state = self.effects.by_id[entry["effect_id"]].state
+                    node.log("journal", entry["kind"], self.describe(entry, cmd.fsync),
+                             state=state.value, seq=entry["seq"])
             else:
                 rest.append(cmd)
         return rest

@@ -140,7 +140,12 @@ def generate(args: argparse.Namespace) -> int:
         for r in bad:
             say(f"      differs: {r['id']} -> python run_all.py --fault '{r['fault']}' "
                 f"--system {r['system']} --tier {r['tier']}")
-        status = stages(args, out, pool, rows)
+        broken = [r for r in rows if r["system"] == "kernel" and
+                  (r["verdict"] != "ok" or r["spec_valid"] is False)]
+        for r in broken:
+            say(f"      KERNEL {r['verdict']} {r['reasons']} spec_valid={r['spec_valid']}: "
+                f"python run_all.py --fault '{r['fault']}' --system kernel --tier {r['tier']}")
+        status = stages(args, out, pool, rows) or int(bool(bad or broken))
     say(f"done: results in {args.out}/ (exit {status})")
     return status
 

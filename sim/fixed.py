@@ -69,5 +69,6 @@ def row(doc: dict[str, Any]) -> dict[str, Any]:
     """The table row of a cell's trace."""
     return {k: doc[k] for k in ("id", "fault", "system", "tier", "approved", "refunded",
                                 "outcome", "verdict", "reasons", "expected",
-                                "matches_reference")} | {"oracle_valid": (doc["oracle"] or {})
-                                                         .get("valid")}
+                                "matches_reference")} | {
+        "oracle_valid": (doc["oracle"] or {}).get("valid"),
+        "spec_valid": (doc["spec_check"] or {}).get("valid")}

@@ -24,18 +24,15 @@ import kernel
 VIOLATIONS = ("duplicate", "conflicting_applied", "revoked_lease_send", "stale_premise_send",
               "dishonest_receipt", "unresolved", "kernel_alert", "driver_error", "oracle")
 
-_oracle_module: Any = None
+try:  # imported once, up front: forked workers then all judge with the same oracle
+    _oracle_module: Any = importlib.import_module("kernel.oracle")
+except ImportError:  # the lead's oracle has not landed: keep our own measurements only
+    _oracle_module = None
 
 
 def oracle() -> Any:
-    """kernel.oracle if the lead has landed it, else None (looked up once per process)."""
-    global _oracle_module
-    if _oracle_module is None:
-        try:
-            _oracle_module = importlib.import_module("kernel.oracle")
-        except ImportError:
-            _oracle_module = False
-    return _oracle_module or None
+    """kernel.oracle if the lead has landed it, else None."""
+    return _oracle_module
 
 
 def applications(run: Any) -> dict[str, int]:

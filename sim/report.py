@@ -86,9 +86,15 @@ def fixed_markdown(rows: list[dict[str, Any]]) -> str:
             mark = "✓" if r["matches_reference"] else "✗"
             cells.append(f"{ours} [{ref}] {mark}")
         out.append(_row(cells))
+    kernel = [r for r in rows if r["system"] == "kernel"]
+    oracle_ok = sum(r["oracle_valid"] is True for r in kernel)
+    spec_ok = sum(r["spec_valid"] is True for r in kernel)
+    spec_ran = sum(r["spec_valid"] is not None for r in kernel)
     mismatches = [r for r in rows if r["matches_reference"] is False]
     out += ["", f"Cells with a reference: {sum(r['matches_reference'] is not None for r in rows)}"
-            f"; mismatches: {len(mismatches)}."]
+            f"; mismatches: {len(mismatches)}. Kernel journals judged valid by "
+            f"`kernel.oracle`: {oracle_ok}/{len(kernel)}; replayed step by step against "
+            f"Kernel.tla (`spec.conformance.trace`): {spec_ok}/{spec_ran} valid."]
     for r in mismatches:
         out.append(f"- {r['id']}: ${r['refunded']} {r['outcome']} vs {r['expected']}")
     out += ["", "Notes: the reference's kernel t1 labels 'retry' where this simulator's t1 "

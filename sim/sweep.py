@@ -16,22 +16,24 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from faults.plans import FaultPlan, plan_from_seed
+from faults.plans import DEDUP_WINDOW, FaultPlan, plan_from_seed
 from faults.systems import SYSTEM_NAMES, SYSTEMS
 from sim import report, trace
 from sim.measure import VIOLATIONS, measure
-from sim.tiers import TIER_NAMES
+from sim.tiers import TIER_NAMES, TIMING
 from sim.world import simulate
 
 CELLS = [(s, t) for s in SYSTEM_NAMES for t in TIER_NAMES]
+CRASH_KINDS = {"before_send": "crash before send", "sent": "crash in flight",
+               "after_apply": "crash after apply", "after_ack": "crash after ack"}
 
 
 def fault_kinds(plan: FaultPlan) -> list[str]:
     """The kinds of fault a random plan contains (for the heat map)."""
     kinds = []
     if plan.crash:
-        kinds.append(f"crash {plan.crash}")
-        if plan.outage > 60_000 - 5_000:
+        kinds.append(CRASH_KINDS[plan.crash])
+        if plan.outage > DEDUP_WINDOW - TIMING.dedup_margin:
             kinds.append("late recovery")
         if plan.recoverers > 1:
             kinds.append("two recoverers")

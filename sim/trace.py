@@ -3,9 +3,10 @@
 How it works. A run made with ``trace=True`` records a time-ordered event list as it goes
 (``Run.log``). ``build`` adds the run's identity, the plan, the measurements and verdict, the
 receipts and final journal (kernel) or the engine's records (durable), and the crash/outage
-interval. ``spec_check`` is the hook for the spec's trace validation: if a module
-``spec.trace_check`` with ``check(trace) -> {"valid": ..., "anomalies": [...]}`` exists, every
-kernel trace carries its verdict under ``spec_check``; until then the field is null.
+interval. ``spec_check`` is the hook for the spec's trace validation: the first importable
+module of ``SPEC_CHECKERS`` with ``check(trace) -> {"valid": ..., "anomalies": [...]}``
+(today ``spec.conformance.trace``: the journal replayed step by step against Kernel.tla)
+judges every kernel trace, and its verdict is stored under ``spec_check`` (null without it).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import re
 from typing import Any
 
 TRACE_VERSION = 1
+SPEC_CHECKERS = ("spec.conformance.trace", "spec.trace_check")  # first importable wins
 _spec: Any = None
 
 
@@ -30,10 +32,13 @@ def trace_id(fault: str, system: str, tier: str) -> str:
 def spec_check(trace: dict[str, Any]) -> dict[str, Any] | None:
     global _spec
     if _spec is None:
-        try:
-            _spec = importlib.import_module("spec.trace_check")
-        except ImportError:
-            _spec = False
+        _spec = False
+        for name in SPEC_CHECKERS:
+            try:
+                _spec = importlib.import_module(name)
+                break
+            except ImportError:
+                continue
     if not _spec:
         return None
     try:

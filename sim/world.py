@@ -22,6 +22,7 @@ import simpy
 from simpy.events import Initialize
 
 from faults.plans import FaultPlan
+from faults.systems import DISPATCH_DELAY, LEASE_ID
 from kernel import Lease, payload_digest, replay
 from sim.disk import Disk
 from sim.refund import Job, RefundStory
@@ -30,9 +31,6 @@ from sim.target import Request, Response, Target
 from sim.tiers import TIMING, capabilities
 
 HORIZON = 3_600_000  # ms: a run that is not over after a simulated hour counts as stuck
-DISPATCH_DELAY = 50  # ms between the agent's decision and the dispatch
-LEASE_ID = "lease-agent-7"
-NEVER = object()
 
 
 class Run:
@@ -177,29 +175,36 @@ class Run:
 
     def reach_target(self, req: Request, first: bool) -> None:
         resp = self.target.receive(req, self.now)
+        applied = resp is not None and resp.kind == "applied"
+        if applied:
+            self.story.on_apply(req.payload, req.decision, req.effect_id)
+            if req.effect_id is not None:
+                self.history.append({"op": "apply", "effect_id": req.effect_id, "ts": self.now,
+                                     "payload_digest": req.digest})
+        if self.events is not None:
+            self.log_arrival(req, resp)
+        if resp is None:
+            return
+        if applied and req.generation == 0:
+            self.reach("after_apply")
+        if first and self.plan.ack_lost:
+            self.log("network", "lost", "the answer is lost on the way back")
+            return
+        delay = self.latency() + (self.plan.late_ack if first else 0)
+        self.at(delay, req.reply, resp)
+
+    def log_arrival(self, req: Request, resp: Response | None) -> None:
         what = self.story.describe(req.payload)
         who = f"attempt {req.attempt}" if req.effect_id else "no key" if req.key is None \
             else "key"
         if resp is None:
             self.log("target", "dropped", f"{what} ({who}) arrived after its deadline: dropped",
                      deadline=req.deadline)
-            return
-        if resp.kind == "applied":
-            self.story.on_apply(req.payload, req.decision, req.effect_id)
-            if req.effect_id is not None:
-                self.history.append({"op": "apply", "effect_id": req.effect_id, "ts": self.now,
-                                     "payload_digest": req.digest})
+        elif resp.kind == "applied":
             self.log("target", "applied", f"{what} applied ({who})", key=req.key,
                      **self.story.metrics())
-            if req.generation == 0:
-                self.reach("after_apply")
         else:
             self.log("target", resp.kind, f"{what} ({who}) {resp.kind} by key", key=req.key)
-        if first and self.plan.ack_lost:
-            self.log("network", "lost", "the answer is lost on the way back")
-            return
-        delay = self.latency() + (self.plan.late_ack if first else 0)
-        self.at(delay, req.reply, resp)
 
     def lookup(self, node: Node, effect_id: str, done: simpy.Event) -> None:
         def answer() -> None:
@@ -238,6 +243,7 @@ class Node:
         self.plan = run.plan
         self.memory: dict[str, Any] = {}  # the system's volatile state, lost at a crash
         self.log = run.log
+        self.tracing = run.events is not None
 
     @property
     def now(self) -> int:
@@ -314,8 +320,10 @@ class Node:
                 done.succeed(None)
 
         req.reply = reply
-        label = f"send {story.describe(payload)}" + (f" key {key[:12]}" if key else " (no key)")
-        run.log("network", "send", label, attempt=attempt, deadline=deadline)
+        if self.tracing:
+            label = f"send {story.describe(payload)}" + \
+                (f" key {key[:12]}" if key else " (no key)")
+            run.log("network", "send", label, attempt=attempt, deadline=deadline)
         run.transmit(req)
         self.env.timeout(timeout).callbacks.append(expire)
         if self.reach("sent"):

@@ -35,6 +35,8 @@ def test_kernel_is_ok_at_every_tier(fault):
         how = REPLAY.format(fault, "kernel", tier)
         assert doc["verdict"] == "ok", f"{doc['reasons']}; replay: {how}"
         assert doc["oracle"] is None or doc["oracle"]["valid"] is True, how
+        spec = doc["spec_check"]
+        assert spec is None or spec["valid"] is True, f"not a Kernel.tla trace: {spec}; {how}"
         if doc["metrics"]["ambiguous"]:
             assert tier in ("t1d", "t3"), f"AMBIGUOUS at a tier with a lookup; replay: {how}"
 
