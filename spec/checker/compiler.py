@@ -816,7 +816,12 @@ class Compiler:
         else:
             elem = env2[target.operator].pyname
         body = self.ex(node.predicate, env2, cx2)
-        return f"frozenset([{elem} {' '.join(headers)} if {body}])"
+        eager = f"frozenset([{elem} {' '.join(headers)} if {body}])"
+        set_code = self.ex(node.declaration.arguments[1], env, cx)
+        value = self.ns.get(set_code)
+        if name_of(target) != "Tuple" and isinstance(value, LazySet) and not value.finite:
+            return f"_rt.filter_set({set_code}, lambda {elem}: {body})"
+        return eager
 
     def ex_SetComprehension(self, node, env, cx):
         headers, env2, cx2 = self.bind_decls(node.declarations, env, cx)

@@ -9,8 +9,10 @@ from itertools import permutations as _perms
 
 from .errors import TLAError
 from .values import (
+    FilterSet,
     FnDict,
     FnSet,
+    LazySet,
     ModelValue,
     RecFn,
     RecSet,
@@ -69,12 +71,22 @@ def union(a, b):
 
 
 def inter(a, b):
+    if isinstance(a, LazySet) and not a.finite and isinstance(b, LazySet) and not b.finite:
+        return FilterSet(a, lambda x: member(x, b))
+    if a.__class__ is not frozenset and b.__class__ is frozenset:
+        a, b = b, a
     if b.__class__ is not frozenset and a.__class__ is frozenset:
         return frozenset(x for x in a if member(x, b))
     return enum(a) & enum(b)
 
 
+def filter_set(s, pred):
+    return FilterSet(s, pred)
+
+
 def diff(a, b):
+    if isinstance(a, LazySet) and not a.finite:
+        return FilterSet(a, lambda x: not member(x, b))
     if b.__class__ is not frozenset:
         return frozenset(x for x in enum(a) if not member(x, b))
     return enum(a) - b

@@ -119,6 +119,28 @@ INT = InfiniteSet("Int", lambda x: x.__class__ is int)
 STRING = InfiniteSet("STRING", lambda x: x.__class__ is str)
 
 
+class FilterSet(LazySet):
+    """{x \\in S : P} (or S \\ T) over an infinite S: membership only."""
+
+    finite = False
+
+    def __init__(self, base, pred):
+        self.base = base
+        self.pred = pred
+
+    def contains(self, x):
+        return member(x, self.base) and self.pred(x) is True
+
+    def describe(self):
+        return "a subset of " + self.base.describe()
+
+    def __eq__(self, other):
+        return self is other
+
+    def __hash__(self):
+        return id(self)
+
+
 class SeqSet(LazySet):
     """Seq(S): finite sequences over S (membership only)."""
 

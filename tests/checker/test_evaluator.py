@@ -69,6 +69,8 @@ CASES = [
     ("-3 \\in Int /\\ -3 \\notin Nat", True), ("\"s\" \\in STRING", True),
     ("Assert(TRUE, \"msg\")", True), ("a = a /\\ a # b", True), ("a \\in {a, b}", True),
     ("\"ab\" \\o \"c\"", "abc"), ("Len(\"abc\")", 3),
+    ("3 \\in Nat \\ {0}", True), ("0 \\in Nat \\ {0}", False),
+    ("5 \\in {n \\in Nat : n > 2}", True), ("1 \\in {n \\in Int : n > 2}", False),
     # Bags
     ("CopiesIn(7, SetToBag({7, 8}) (+) SetToBag({7}))", 2),
     ("BagCardinality(SetToBag({1, 2}) (+) SetToBag({2}))", 3),
