@@ -93,7 +93,7 @@ ERRORS = [
     ("1 \\in {\"a\", 1}", "mixes"), ("1 = \"a\"", "compare"), ("\"a\" \\in {1, 2}", "compare"),
     ("1 % 0", "positive"), ("1 \\div 0", "division"), ("Head(<<>>)", "empty"),
     ("CASE 1 = 2 -> 1", "CASE"), ("CHOOSE p \\in 1..3 : p > 5", "CHOOSE"),
-    ("\\E p \\in Nat : p = 1", "infinite"), ("{p \\in Int : p > 1}", "infinite"),
+    ("\\E p \\in Nat : p = 1", "infinite"), ("Cardinality({p \\in Int : p > 1})", "infinite"),
     ("<<1, 2>>[3]", "domain"), ("[r |-> 1].s", "domain"), ("SUBSET Nat = {}", "infinite"),
     ("Assert(FALSE, \"boom\")", "Assert"),
 ]
