@@ -54,15 +54,15 @@ def applications(run: Any) -> dict[str, int]:
 def kernel_view(run: Any) -> dict[str, Any]:
     """Journal, receipts and their honesty against the target, and the oracle's verdict."""
     entries = run.disk.entries  # sealed with the lines on disk; the oracle re-verifies the text
-    receipts = [r.as_json() for r in kernel.receipts(entries)]
+    receipts = kernel.receipts(entries)
     applied = run.target.by_effect
     dishonest = 0
     for r in receipts:
-        landed = r["effect_id"] in applied
-        if (r["executed"] == "true" and not landed) or (r["executed"] == "false" and landed) \
-                or (r["final"] == "COMMITTED" and not landed):
+        landed = r.effect_id in applied
+        if (r.executed == "true" and not landed) or (r.executed == "false" and landed) \
+                or (r.final == "COMMITTED" and not landed):
             dishonest += 1
-    finals = Counter(r["final"] for r in receipts)
+    finals = Counter(r.final for r in receipts)
     rejected = sum(e["kind"] == "REJECTED" for e in entries)
     view = {"entries": entries, "receipts": receipts, "dishonest": dishonest,
             "unresolved": finals[None], "ambiguous": finals["AMBIGUOUS"],
@@ -147,7 +147,7 @@ def _count(out: list[str], n: int, name: str) -> None:
 
 
 def kernel_outcome(view: dict[str, Any]) -> str:
-    parts = [f"{r['final'] or 'OPEN'} ({r['reason']})" for r in view["receipts"]]
+    parts = [f"{r.final or 'OPEN'} ({r.reason})" for r in view["receipts"]]
     if view["rejected"]:
         parts.append("REJECTED conflicting_payload")
     return "; ".join(parts) or "nothing proposed"

@@ -81,7 +81,7 @@ def build(run: Any, m: dict[str, Any], fault: str, expected: dict[str, Any] | No
         "expected": expected,
         "matches_reference": matches,
         "metrics": metrics,
-        "receipts": view["receipts"] if view else None,
+        "receipts": [r.as_json() for r in view["receipts"]] if view else None,
         "journal": view["entries"] if view else journal_records(run),
         "oracle": view["oracle"] if view else None,
         "intervals": intervals(run),

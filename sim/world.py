@@ -14,6 +14,7 @@ every application by the target is recorded: the measurements use nothing else.
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Callable, Generator
 from typing import Any
@@ -23,7 +24,7 @@ from simpy.events import Initialize
 
 from faults.plans import FaultPlan
 from faults.systems import DISPATCH_DELAY, LEASE_ID
-from kernel import Lease, payload_digest, replay
+from kernel import Lease, replay
 from sim.disk import Disk
 from sim.refund import Job, RefundStory
 from sim.scenario import Scenario
@@ -298,7 +299,7 @@ class Node:
         run, story = self.run, self.story
         decision = story.decision_of(payload)
         req = Request(system=run.system.name, generation=self.generation, key=key,
-                      payload=payload, digest=digest or payload_digest(payload),
+                      payload=payload, digest=digest or plain_digest(payload),
                       decision=decision, sent_at=self.now,
                       lease_live=run.lease_revoked_at is None,
                       premises_hold=story.premises_hold(decision), deadline=deadline,
@@ -336,6 +337,12 @@ class Node:
         self.log("network", "query", "lookup by effect id sent")
         self.run.lookup(self, effect_id, done)
         return done
+
+
+def plain_digest(payload: dict[str, Any]) -> str:
+    """What a baseline's request parameters are compared by (the kernel sends its own
+    payload digest): any stable spelling of the parameters will do."""
+    return json.dumps(payload, sort_keys=True, separators=(",", ":"))
 
 
 def durable_state(entries: list[Any]) -> str | None:
