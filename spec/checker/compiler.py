@@ -438,7 +438,7 @@ class Compiler:
                 s = self.ex(args[1], env, cx)
                 return [f"for n_{target} in _enum({s}):"] + indent(
                     k(cx.but(assigned=cx.assigned | {target})) or ["pass"])
-        if op in SIMPLE_BINARY or op in SIMPLE_PREFIX or op in ("ENABLED", "'"):
+        if op in SIMPLE_BINARY or op in SIMPLE_PREFIX or op in TEMPORAL or op in ("ENABLED", "'"):
             return self.guard(node, env, cx, k)
         binding = self.lookup(node.operator, env, node)
         return self.act_apply(binding, args, env, node, cx, k, env)

@@ -52,8 +52,11 @@ def parse_module_text(text, path):
         with contextlib.redirect_stdout(buf):
             tree = tla.parse(text)
     except Exception as exc:  # the parser raises bare ValueErrors
+        where = parse_error_position(buf.getvalue(), path)
+        if where[1] == 0:
+            where = lexer_error_position(str(exc), text, path)
         raise TLAError(f"syntax error: {describe_parse_error(buf.getvalue(), exc)}",
-                       parse_error_position(buf.getvalue(), path)) from None
+                       where) from None
     if tree is None:
         raise TLAError("syntax error: no module found", (path, 1, 1))
     check_precedence(tree, path)
@@ -66,6 +69,18 @@ def describe_parse_error(out, exc):
     if m:
         return f"unexpected {m.group(2)!r}"
     return str(exc) or "cannot parse"
+
+
+def lexer_error_position(message, text, path):
+    """Position of the text quoted in the lexer's "Unrecognized characters at" message."""
+    m = re.search(r"at: ['\"](.{1,20})", message, re.S)
+    if m:
+        snippet = m.group(1).encode().decode("unicode_escape", errors="ignore")[:8]
+        index = text.find(snippet)
+        if index >= 0:
+            line = text.count("\n", 0, index) + 1
+            return (path, line, index - (text.rfind("\n", 0, index) + 1) + 1)
+    return (path, 0, 0)
 
 
 def parse_error_position(out, path):
