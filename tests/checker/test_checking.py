@@ -185,7 +185,7 @@ def test_print_and_tlcget(run_spec, capsys):
 
 ERROR_CASES = [
     ("VARIABLE x\nInit == x = 0\nNext == x' = x +\n", "syntax error", ":5:"),
-    ("VARIABLE x\nInit == x = 0\nNext == x' = x ? 1\n", "syntax error", ":5:17"),
+    ("VARIABLE x\nInit == x = 0\nNext == x' = x ? 1\n", "syntax error", ":5:16"),
     ("VARIABLE x\nInit == x = 0\nNext == x' = x /\\ []TRUE\n", "level error", ":5:"),
     ("VARIABLE x\nInit == x = 0\nNext == x' = CHOOSE y : y = 1\n", "not supported", ":5:"),
     ("VARIABLE x\nInit == x = 0\nNext == x' = Foo(x)\n", "unknown operator Foo", ":5:14"),
