@@ -126,7 +126,7 @@ Late(i, confirms, evidence) ==
   /\ alarm' = \/ alarm
               \/ confirms /\ rec[i].ex = "false"
               \/ ~confirms /\ evidence /\ rec[i].ex = "true"
-  /\ UNCHANGED dur
+  /\ Fsync(i)                 \* the LATE entry is fsync'd
 
 -----------------------------------------------------------------------------
 (* Kernel events (kernel/machine.py), each run by a worker that is up.     *)

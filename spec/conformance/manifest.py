@@ -6,7 +6,7 @@ underscore). A result records the fields of /work/shared/tla-conformance/manifes
 (``result``, ``violated``, ``distinct_states``, ``depth``, ``trace_length``, ...) plus
 ``seconds``. ``python -m spec.conformance.manifest --write`` regenerates the manifest;
 without ``--write`` it compares and exits non-zero on a difference. ``--nightly`` includes
-the configs whose name contains ``nightly``.
+the configs whose name contains ``nightly``; ``--table`` prints the manifest as markdown.
 """
 from __future__ import annotations
 
@@ -65,7 +65,21 @@ def differences(got: dict[str, Any], want: dict[str, Any]) -> list[str]:
             for f in fields if got[f] != want[f]]
 
 
+def table(entries: list[dict[str, Any]]) -> str:
+    """The manifest as a markdown table (spec/README.md quotes it)."""
+    rows = ["| cfg | spec | result | violated | distinct states | depth | trace | seconds |",
+            "|---|---|---|---|---:|---:|---:|---:|"]
+    for e in entries:
+        rows.append(f"| {e['cfg']} | {e['spec']} | {e['result']} | {e['violated'] or ''} | "
+                    f"{e['distinct_states']} | {e['depth']} | {e['trace_length'] or ''} | "
+                    f"{e['seconds']} |")
+    return "\n".join(rows)
+
+
 def main(argv: list[str]) -> int:
+    if "--table" in argv:
+        print(table(load()))
+        return 0
     nightly = "--nightly" in argv
     results = []
     for spec, cfg in pairs(nightly):
