@@ -134,7 +134,7 @@ BUILTIN_FUNCS = {
     "Cardinality": ("_rt.cardinality", 1), "IsFiniteSet": ("_rt.isfinite", 1),
     "Print": ("_rt.tlc_print", 2), "PrintT": ("_rt.tlc_printt", 1),
     "Assert": ("_rt.tlc_assert", 2), "Permutations": ("_rt.permutations", 1),
-    "ToString": ("_rt.to_string", 1),
+    "ToString": ("_rt.to_string", 1), "TLCEval": ("", 1),
     "IsABag": ("_rt.is_bag", 1), "BagToSet": ("_rt.domain", 1), "SetToBag": ("_rt.set_to_bag", 1),
     "BagIn": ("_rt.bag_in", 2), "CopiesIn": ("_rt.copies_in", 2),
     "BagCardinality": ("_rt.bag_cardinality", 1), "BagUnion": ("_rt.bag_union", 1),
