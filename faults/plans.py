@@ -15,6 +15,9 @@ Crash points, in protocol order:
 - ``after_apply``: the target applied the request; the answer has not arrived;
 - ``after_ack``: the answer arrived; the crash hits while it is being recorded (``torn``
   tears the journal line being written).
+
+``recrash`` is a second crash point, reached by the worker(s) that restarted after the first
+crash: a crash during recovery (the next restart runs recovery again).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from typing import Any
 CRASH_POINTS = ("before_send", "sent", "after_apply", "after_ack")
 WORLD_EVENTS = ("manual_refund", "revoke_lease", "withdraw_approval")
 DEDUP_WINDOW = 60_000  # ms: the dedup window of deduplicating targets in the simulator
-_CRASH_ONLY = ("crash_delay", "torn", "outage", "recoverers", "during_outage")
+_CRASH_ONLY = ("crash_delay", "torn", "outage", "recoverers", "during_outage", "recrash")
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +41,7 @@ class FaultPlan:
     crash_delay: int = 0  # ms after the crash point
     torn: bool = False  # the crash tears the journal line being written
     outage: int = 1_000  # ms from the crash to the restart
+    recrash: str | None = None  # a second crash point, hit by the restarted worker(s)
     recoverers: int = 1  # workers restarting at once after the crash
     before_dispatch: tuple[str, ...] = ()  # world events between decision and dispatch
     during_outage: tuple[str, ...] = ()  # world events while the worker is down
@@ -53,8 +57,9 @@ class FaultPlan:
     net_jitter: int = 0  # ms: mean of the exponential extra latency
 
     def __post_init__(self) -> None:
-        if self.crash is not None and self.crash not in CRASH_POINTS:
-            raise ValueError(f"unknown crash point {self.crash!r} (known: {CRASH_POINTS})")
+        for point in (self.crash, self.recrash):
+            if point is not None and point not in CRASH_POINTS:
+                raise ValueError(f"unknown crash point {point!r} (known: {CRASH_POINTS})")
         for event in self.before_dispatch + self.during_outage:
             if event not in WORLD_EVENTS:
                 raise ValueError(f"unknown world event {event!r} (known: {WORLD_EVENTS})")
@@ -185,6 +190,7 @@ def plan_from_seed(seed: int) -> FaultPlan:
         torn=crash is not None and r.random() < 0.3,
         outage=outage,
         recoverers=2 if r.random() < 0.15 else 1,
+        recrash=r.choice(CRASH_POINTS) if crash and r.random() < 0.2 else None,
         before_dispatch=_events(r, 0.04),
         during_outage=_events(r, 0.25) if crash else (),
         duplicate_submits=r.choice((0, 0, 0, 0, 0, 0, 1, 2)),

@@ -95,6 +95,7 @@ def parse_plan(text: str) -> FaultPlan:
         raise UsageError(f"--plan is not valid JSON ({exc})") from None
     if not isinstance(data, dict):
         raise UsageError("--plan must be a JSON object of FaultPlan fields")
+    data.setdefault("name", "given plan")
     try:
         return FaultPlan.from_json(data)
     except ValueError as exc:

@@ -47,6 +47,7 @@ def plans() -> st.SearchStrategy[FaultPlan]:
         torn=st.booleans(),
         outage=st.sampled_from((1_000, 200, 10_000, 70_000)),
         recoverers=st.integers(1, 2),
+        recrash=st.sampled_from((None, *CRASH_POINTS)),
         before_dispatch=_events(),
         during_outage=_events(),
         duplicate_submits=st.integers(0, 2),

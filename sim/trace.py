@@ -49,11 +49,12 @@ def spec_check(trace: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def intervals(run: Any) -> list[dict[str, Any]]:
-    if run.crashed_at is None:
-        return []
-    end = run.restarted_at if run.restarted_at is not None else run.crashed_at
-    return [{"kind": "outage", "from": run.crashed_at, "to": end,
-             "label": f"worker down ({end - run.crashed_at} ms)"}]
+    out = []
+    for start, end in run.outages:
+        end = end if end is not None else start
+        out.append({"kind": "outage", "from": start, "to": end,
+                    "label": f"worker down ({end - start} ms)"})
+    return out
 
 
 def build(run: Any, m: dict[str, Any], fault: str, expected: dict[str, Any] | None,

@@ -52,9 +52,9 @@ class Run:
         self.history: list[dict[str, Any]] = []
         self.jobs = self.story.jobs(plan)
         self.nodes: list[Node] = []
-        self.crash_pending = plan.crash is not None
-        self.crashed_at: int | None = None
-        self.restarted_at: int | None = None
+        self.generation = 0  # the live incarnations' generation (0, then 1 after a restart...)
+        self.armed = plan.crash  # the crash point that will kill the live generation
+        self.outages: list[list[int | None]] = []  # [crashed at, restarted at]
         self.requests = 0
         self.alerts: list[str] = []
         self.errors: list[str] = []
@@ -127,33 +127,42 @@ class Run:
     # ---------------------------------------------------------------- crashes
 
     def crash(self, writing: str | None = None) -> None:
-        """The first incarnation dies now: volatile state and unflushed lines are lost."""
-        if self.crashed_at is not None:
+        """The live incarnations die now: volatile state and unflushed lines are lost."""
+        live = self.live()
+        if not live:
             return
-        self.crashed_at = self.now
         active = self.env.active_process
-        for node in self.nodes:
+        for node in live:
             node.alive = False
             for proc in node.procs:
                 if proc.is_alive and proc is not active and \
                         not isinstance(proc._target, Initialize):
                     proc.interrupt("crash")
+        self.outages.append([self.now, None])
         torn = self.disk.crash(self.disk_rng, self.plan.torn, writing)
         if self.events is not None and self.effect_state is not None:
             self.effect_state = durable_state(self.disk.entries)
-        self.log("world", "crash", "worker crashes: volatile state lost",
+        self.log("world", "crash", "worker crashes: volatile state lost"
+                 + (" (during recovery)" if self.generation else ""),
                  **({"torn": torn} if torn else {}))
-        for name in self.plan.during_outage:
-            self.at(self.plan.outage // 2, self.world_event, name)
+        if self.generation == 0:
+            for name in self.plan.during_outage:
+                self.at(self.plan.outage // 2, self.world_event, name)
         self.at(self.plan.outage, self.restart)
 
+    def crash_generation(self, generation: int) -> None:
+        if generation == self.generation:
+            self.crash()
+
     def restart(self) -> None:
-        self.restarted_at = self.now
+        self.generation += 1
+        self.armed = self.plan.recrash if self.generation == 1 else None
+        self.outages[-1][1] = self.now
         jobs = [j for j in self.jobs if j.arrived and not j.done]
         self.log("world", "restart", f"{self.plan.recoverers} worker(s) restart",
                  jobs=[j.id for j in jobs])
         for index in range(self.plan.recoverers):
-            node = self.new_node(1, index)
+            node = self.new_node(self.generation, index)
             self.nodes.append(node)
             node.spawn(self.system.restart(node, jobs))
 
@@ -186,8 +195,8 @@ class Run:
             self.log_arrival(req, resp)
         if resp is None:
             return
-        if applied and req.generation == 0:
-            self.reach("after_apply")
+        if applied:
+            self.reach("after_apply", req.generation)
         if first and self.plan.ack_lost:
             self.log("network", "lost", "the answer is lost on the way back")
             return
@@ -214,13 +223,13 @@ class Run:
             self.at(self.latency(), lambda: node.alive and done.succeed(found))
         self.at(self.latency(), answer)
 
-    def reach(self, point: str, writing: str | None = None) -> bool:
-        """A crash point was reached; True when the worker crashed right now."""
-        if not self.crash_pending or self.plan.crash != point:
+    def reach(self, point: str, generation: int, writing: str | None = None) -> bool:
+        """A worker of ``generation`` reached a crash point; True when it crashed right now."""
+        if self.armed != point or generation != self.generation:
             return False
-        self.crash_pending = False
+        self.armed = None
         if point == "sent" and self.plan.crash_delay:
-            self.at(self.plan.crash_delay, self.crash)
+            self.at(self.plan.crash_delay, self.crash_generation, generation)
             return False
         self.crash(writing)
         return True
@@ -271,7 +280,7 @@ class Node:
         return self.env.event()  # never fires: the process waits for its interrupt
 
     def reach(self, point: str, writing: str | None = None) -> bool:
-        return self.generation == 0 and self.run.reach(point, writing)
+        return self.run.reach(point, self.generation, writing)
 
     def decide(self, job: Job, rerun: bool) -> dict[str, Any]:
         payload = self.story.decide(job, rerun, self.plan)
