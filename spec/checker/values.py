@@ -45,10 +45,13 @@ class FnDict:
         self._h = None
 
     def __eq__(self, other):
-        return other.__class__ is FnDict and self.d == other.d
+        if other.__class__ is FnDict:
+            return self.d == other.d
+        return NotImplemented if other.__class__ is RecFn else False
 
     def __ne__(self, other):
-        return not self.__eq__(other)
+        result = self.__eq__(other)
+        return result if result is NotImplemented else not result
 
     def __hash__(self):
         h = self._h
@@ -201,6 +204,8 @@ class FnSet(LazySet):
         return self._tuple_len
 
     def contains(self, f):
+        if f.__class__ is RecFn:
+            f = f.value()
         if f.__class__ is tuple:
             if len(f) != self.tuple_len():
                 return False
