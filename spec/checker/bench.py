@@ -25,16 +25,18 @@ TINY = "---- MODULE Tiny ----\nVARIABLE x\nInit == x = 0\nNext == UNCHANGED x\n=
 
 
 def run_once(spec, cfg, workers):
-    """(wall seconds, parsed JSON, child max RSS in bytes) of one checker run."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    """(wall seconds, parsed JSON, child max RSS in bytes, CPU seconds) of one checker run."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    before, cpu0 = usage.ru_maxrss, usage.ru_utime + usage.ru_stime
     started = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "spec.checker", str(spec), "-config", str(cfg),
                            "--json", "--workers", str(workers)],
                           capture_output=True, text=True, cwd=REPO)
     wall = time.perf_counter() - started
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = usage.ru_utime + usage.ru_stime - cpu0
     out = json.loads(proc.stdout.strip().splitlines()[-1])
-    return wall, out, max(peak, before) * 1024
+    return wall, out, max(usage.ru_maxrss, before) * 1024, cpu
 
 
 def baseline_rss():
@@ -43,6 +45,13 @@ def baseline_rss():
         spec.write_text(TINY)
         (Path(tmp) / "Tiny.cfg").write_text("INIT Init\nNEXT Next\n")
         return run_once(spec, Path(tmp) / "Tiny.cfg", 1)[2]
+
+
+def load_average():
+    try:
+        return os.getloadavg()[0]
+    except OSError:
+        return float("nan")
 
 
 def main(argv=None):
@@ -59,11 +68,13 @@ def main(argv=None):
     base = baseline_rss()
     print(f"machine: {os.cpu_count()} cores; TLC: {tlc_w1:.2f} s (1 worker), "
           f"{entry.get('tlc_seconds_w2', float('nan')):.2f} s (2 workers)")
+    print(f"load average before: {load_average():.2f} (other processes share the cores)")
     for workers in args.workers:
-        walls = []
+        walls, cpus = [], []
         for _ in range(args.runs):
-            wall, out, rss = run_once(spec, cfg, workers)
+            wall, out, rss, cpu = run_once(spec, cfg, workers)
             walls.append(wall)
+            cpus.append(cpu)
             ok = (out["distinct_states"], out["depth"]) == (entry["distinct_states"],
                                                             entry["depth"])
         wall = statistics.median(walls)
@@ -72,7 +83,7 @@ def main(argv=None):
         print(f"workers={workers}: wall {wall:.2f} s (runs {', '.join(f'{w:.2f}' for w in walls)})"
               f", {distinct / wall:,.0f} distinct states/s, ratio to TLC w1 {wall / tlc_w1:.2f}, "
               f"~{per_state:.0f} bytes/state (peak RSS {rss / 2**20:.0f} MiB), "
-              f"counts {'match' if ok else 'MISMATCH'}")
+              f"CPU {statistics.median(cpus):.2f} s, counts {'match' if ok else 'MISMATCH'}")
 
 
 if __name__ == "__main__":
