@@ -278,7 +278,6 @@ class KernelWorker:
                         return
                     lookup = Lookup(found, asked)
                 elif kind is Surface:
-                    node.run.surfaced.append(cmd.reason)
                     node.log("kernel", "surface", f"AMBIGUOUS surfaced: {cmd.reason}")
                 elif kind is Alert:
                     node.run.alerts.append(f"{cmd.invariant}: {cmd.message}")

@@ -148,6 +148,9 @@ Same seeds, same bytes. Formats: `sim/TRACES.md`.
   same key, dedupes workflow starts by id (a duplicate or conflicting submission attaches to
   the existing workflow) and holds a workflow lock (only one restarted worker resumes it).
   None re-checks the lease or the premises.
+- Crashes happen at protocol points (before the send, in flight, after the target applied,
+  while the answer is being journaled), so one plan tells the same story to every system;
+  a plan may crash the restarted worker again during recovery (`recrash`).
 - Support refunds by hand only when the order shows no refund yet. A refund whose request
   left under holding premises may still land after such a hand refund (`world_race`): that
   is counted, not called a violation, since no worker can prevent it.

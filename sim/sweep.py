@@ -35,6 +35,8 @@ def fault_kinds(plan: FaultPlan) -> list[str]:
         kinds.append(CRASH_KINDS[plan.crash])
         if plan.outage > DEDUP_WINDOW - TIMING.dedup_margin:
             kinds.append("late recovery")
+        if plan.recrash:
+            kinds.append("crash during recovery")
         if plan.recoverers > 1:
             kinds.append("two recoverers")
         if plan.torn:

@@ -5,10 +5,11 @@ How it works. ``Run`` owns a SimPy environment (integer milliseconds), one
 tier, the refund story and the fault plan. Jobs arrive at their times and are handed to a
 live worker incarnation (``Node``); a system under test (``faults.systems``) handles them as
 SimPy processes, calling the network and the disk through its node. When a process reaches
-the plan's crash point (``Node.reach``), the first incarnation crashes: it is marked dead,
+the plan's crash point (``Node.reach``), the live incarnation crashes: it is marked dead,
 its processes are interrupted, unflushed disk lines are lost (maybe leaving a torn line),
-and after the outage ``recoverers`` new incarnations restart with the unfinished jobs. World
-events fire before dispatch and during the outage. Every request that leaves a worker and
+and after the outage ``recoverers`` new incarnations restart with the unfinished jobs; they
+may crash once more at the plan's ``recrash`` point. World events fire before dispatch and
+during the first outage. Every request that leaves a worker and
 every application by the target is recorded: the measurements use nothing else.
 """
 
@@ -58,23 +59,18 @@ class Run:
         self.requests = 0
         self.alerts: list[str] = []
         self.errors: list[str] = []
-        self.surfaced: list[str] = []
         self.effect_state: str | None = None  # traced kernel runs: the effect's state now
 
     # ---------------------------------------------------------------- running
 
     def run(self) -> Run:
-        node = self.new_node(0, 0)
-        self.nodes.append(node)
+        self.nodes.append(Node(self, 0, 0))
         for job in self.jobs:
             self.at(job.at, self.arrive, job)
         for name in self.plan.before_dispatch:
             self.at(DISPATCH_DELAY // 2, self.world_event, name)
         self.env.run(until=HORIZON)
         return self
-
-    def new_node(self, generation: int, index: int) -> Node:
-        return Node(self, generation, index)
 
     def at(self, delay: int, fn: Callable[..., Any], *args: Any) -> None:
         self.env.timeout(delay).callbacks.append(lambda _: fn(*args))
@@ -162,7 +158,7 @@ class Run:
         self.log("world", "restart", f"{self.plan.recoverers} worker(s) restart",
                  jobs=[j.id for j in jobs])
         for index in range(self.plan.recoverers):
-            node = self.new_node(self.generation, index)
+            node = Node(self, self.generation, index)
             self.nodes.append(node)
             node.spawn(self.system.restart(node, jobs))
 
