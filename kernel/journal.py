@@ -31,13 +31,18 @@ from kernel.identity import canonical
 GENESIS = "0" * 64
 HEX64 = re.compile(r"[0-9a-f]{64}\Z")
 MAX_SAFE_INT = 2**53 - 1
-_LONG_NUMBER = re.compile(r"[:,\[]-?[0-9]{16}")  # a number token that may exceed MAX_SAFE_INT
+_HEX_DIGITS = b"0123456789abcdef"
 
 _any = object  # a field that may hold any JSON value
 
 
+def _all_hex(v: str) -> bool:
+    """Only lowercase hex digits (deleting them in C leaves nothing)."""
+    return v.isascii() and not v.encode().translate(None, _HEX_DIGITS)
+
+
 def _hex64(v: object) -> bool:
-    return isinstance(v, str) and HEX64.match(v) is not None
+    return type(v) is str and len(v) == 64 and _all_hex(v)
 
 
 def _nat(v: object) -> bool:
@@ -75,14 +80,17 @@ def _lookup(v: object) -> bool:
 
 
 def _lease_check(v: object) -> bool:
-    return (isinstance(v, dict) and _str(v.get("id")) and type(v.get("expires_at")) is int
-            and _bool(v.get("revoked")) and _bool(v.get("live")))
+    return (type(v) is dict and type(v.get("id")) is str and type(v.get("expires_at")) is int
+            and type(v.get("revoked")) is bool and type(v.get("live")) is bool)
 
 
 def _checks(v: object) -> bool:
     """The record of a lease and premise check: {lease: {...}, facts: {...}, stale: [...]}."""
-    return (isinstance(v, dict) and _lease_check(v.get("lease")) and _obj(v.get("facts"))
-            and isinstance(v.get("stale"), list) and all(_str(s) for s in v["stale"]))
+    if type(v) is not dict:
+        return False
+    stale = v.get("stale")
+    return (_lease_check(v.get("lease")) and type(v.get("facts")) is dict
+            and type(stale) is list and (not stale or all(type(s) is str for s in stale)))
 
 
 COMMON = {"seq": _nat, "ts": _nat, "kind": _str, "effect_id": _hex64, "prev": _hex64,
@@ -173,7 +181,18 @@ def _checked_float(text: str) -> float:
     return value
 
 
-_decode = json.JSONDecoder(parse_float=_checked_float,
+class _BigInteger(ValueError):
+    """An integer outside +-(2^53-1): json reads it, and spells it back, without complaint."""
+
+
+def _checked_int(text: str) -> int:
+    value = int(text)
+    if len(text) > 15 and abs(value) > MAX_SAFE_INT:
+        raise _BigInteger(text)
+    return value
+
+
+_decode = json.JSONDecoder(parse_float=_checked_float, parse_int=_checked_int,
                            parse_constant=_reject_constant).decode
 _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True,
                            allow_nan=False).encode
@@ -198,13 +217,23 @@ def _is_canonical(text: str, entry: dict[str, Any]) -> bool:
         return False
 
 
+def _common_ok(entry: dict[str, Any]) -> bool:
+    """The COMMON checks in one expression (the fast path for a well-formed entry)."""
+    seq, ts = entry.get("seq"), entry.get("ts")
+    eid, prev, hash_ = entry.get("effect_id"), entry.get("prev"), entry.get("hash")
+    return (type(seq) is int and 0 <= seq <= MAX_SAFE_INT and type(ts) is int
+            and 0 <= ts <= MAX_SAFE_INT and type(entry.get("kind")) is str
+            and type(eid) is str and type(prev) is str and type(hash_) is str
+            and len(eid) == len(prev) == len(hash_) == 64 and _all_hex(eid + prev + hash_))
+
+
+# Per kind: how many members an entry has with no optional field (COMMON plus required).
+_PLAIN_SIZE = {kind: len(COMMON) + len(required) for kind, (required, _) in KINDS.items()}
+
+
 def _check_fields(entry: dict[str, Any], line_no: int) -> None:
-    for name, ok in COMMON.items():
-        if name not in entry:
-            raise JournalError(line_no, f"missing field '{name}'")
-        if not ok(entry[name]):
-            raise JournalError(line_no, f"field '{name}' has the wrong type or value: "
-                                        f"{entry[name]!r}")
+    if not _common_ok(entry):
+        _explain_common(entry, line_no)
     kind = entry["kind"]
     if kind not in KINDS:
         raise JournalError(line_no, f"unknown kind '{kind}' (known: {', '.join(KINDS)})")
@@ -215,14 +244,29 @@ def _check_fields(entry: dict[str, Any], line_no: int) -> None:
         if not ok(entry[name]):
             raise JournalError(line_no, f"{kind} field '{name}' has the wrong type or value: "
                                         f"{entry[name]!r}")
+    if len(entry) != _PLAIN_SIZE[kind]:  # every required member is there: any more?
+        _check_extra(entry, kind, required, optional, line_no)
+    if kind == "PROPOSED":
+        _check_nested(entry, "capabilities", CAPABILITY_FIELDS, line_no)
+        _check_nested(entry, "timing", TIMING_FIELDS, line_no)
+
+
+def _explain_common(entry: dict[str, Any], line_no: int) -> None:
+    for name, ok in COMMON.items():
+        if name not in entry:
+            raise JournalError(line_no, f"missing field '{name}'")
+        if not ok(entry[name]):
+            raise JournalError(line_no, f"field '{name}' has the wrong type or value: "
+                                        f"{entry[name]!r}")
+
+
+def _check_extra(entry: dict[str, Any], kind: str, required: dict[str, Any],
+                 optional: dict[str, Any], line_no: int) -> None:
     for name in entry.keys() - COMMON.keys() - required.keys():
         if name not in optional:
             raise JournalError(line_no, f"{kind} entry has unknown field '{name}'")
         if not optional[name](entry[name]):
             raise JournalError(line_no, f"{kind} field '{name}' has the wrong type or value")
-    if kind == "PROPOSED":
-        _check_nested(entry, "capabilities", CAPABILITY_FIELDS, line_no)
-        _check_nested(entry, "timing", TIMING_FIELDS, line_no)
 
 
 def _check_nested(entry: dict[str, Any], name: str, fields: dict[str, Any],
@@ -242,12 +286,12 @@ def parse_line(text: str, line_no: int) -> dict[str, Any]:
                                     "a bare newline (LF), not CRLF")
     try:
         entry = _decode(text)
+    except _BigInteger:
+        raise JournalError(line_no, "integer outside the safe range +-(2^53-1)") from None
     except ValueError as exc:
         raise JournalError(line_no, f"not valid JSON ({exc})") from None
     if not isinstance(entry, dict):
         raise JournalError(line_no, "an entry must be a JSON object")
-    if _LONG_NUMBER.search(text) and _big_ints(entry):  # json spells these "canonically"
-        raise JournalError(line_no, "integer outside the safe range +-(2^53-1)")
     if not _is_canonical(text, entry):
         raise JournalError(line_no, "not in RFC 8785 canonical form (key order, spacing, "
                                     "escapes or number spelling)")
