@@ -176,7 +176,11 @@ def _reject_constant(name: str) -> Any:
 
 def _checked_float(text: str) -> float:
     value = float(text)
-    if canonical(value).decode() != text:
+    try:
+        spelled = canonical(value).decode()
+    except KernelError:  # 1e400 reads as inf, which has no JSON form
+        raise ValueError(f"number {text} is out of range") from None
+    if spelled != text:
         raise ValueError(f"number {text} is not in canonical form")
     return value
 
