@@ -85,6 +85,11 @@ def worker_main(wid, workers, inboxes, control, reports):
         reports.put(("error", f"evaluation error: {type(exc).__name__}: {exc}"))
 
 
+def remember_collision(seen, h, other, t):
+    """Two different states with one hash: keep both (states are never merged)."""
+    seen[h] = other + [t] if other.__class__ is list else [other, t]
+
+
 class Worker:
     def __init__(self, model, wid, workers, inboxes, control, reports):
         self.model = model
@@ -93,7 +98,18 @@ class Worker:
         self.inboxes = inboxes
         self.control = control
         self.reports = reports
-        self.seen = set()
+        self.seen = {}  # hash -> state, or a list of states sharing that hash
+
+    def first_sight(self, t):
+        h = hash(t)
+        other = self.seen.get(h)
+        if other is None:
+            self.seen[h] = t
+            return True
+        if other == t or (other.__class__ is list and t in other):
+            return False
+        remember_collision(self.seen, h, other, t)
+        return True
 
     def admit(self, t):
         """A new owned state: check the invariants (True if all hold)."""
@@ -110,12 +126,11 @@ class Worker:
         frontier = []
         bad = False
         for t in inits:
-            if hash(t) % self.workers != self.wid or t in self.seen:
+            if hash(t) % self.workers != self.wid:
                 continue
             if not self.admit(t):
                 bad = True
-            if all(c(t) is True for c in m.constraints):
-                self.seen.add(t)
+            if all(c(t) is True for c in m.constraints) and self.first_sight(t):
                 frontier.append(t)
         self.reports.put(("level", (len(frontier), len(inits) if self.wid == 0 else 0, bad)))
         while self.control.get() == "go":
@@ -126,7 +141,6 @@ class Worker:
         m = self.model
         next_fn = m.next_fn
         seen = self.seen
-        add = seen.add
         wid, workers = self.wid, self.workers
         constrained = bool(m.constraints or m.action_constraints)
         outgoing = [[] for _ in range(workers)]
@@ -144,11 +158,15 @@ class Worker:
                 if constrained and not self.in_model(s, t):
                     bad = bad or not self.admit(t)
                     continue
-                before = len(seen)
-                add(t)
-                if len(seen) == before:
-                    continue
-                owner = hash(t) % workers
+                h = hash(t)
+                other = seen.get(h)
+                if other is not None:
+                    if other == t or (other.__class__ is list and t in other):
+                        continue
+                    remember_collision(seen, h, other, t)
+                else:
+                    seen[h] = t
+                owner = h % workers
                 if owner == wid:
                     mine.append(t)
                 else:
@@ -158,8 +176,7 @@ class Worker:
                 self.inboxes[owner].put(batch)
         for _ in range(workers - 1):
             for t in self.inboxes[wid].get():
-                if t not in seen:
-                    seen.add(t)
+                if self.first_sight(t):
                     mine.append(t)
         for t in mine:
             if not self.admit(t):

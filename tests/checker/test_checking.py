@@ -171,6 +171,22 @@ def test_operator_constant_substitution(run_spec):
     assert (r.result, r.distinct_states) == ("ok", 4), r.error
 
 
+def test_two_workers_agree_with_one(tmp_path):
+    body = """
+    VARIABLES a, b
+    Init == a = 0 /\\ b = <<>>
+    Next == \\/ a < 6 /\\ a' = a + 1 /\\ UNCHANGED b
+            \\/ Len(b) < 3 /\\ b' = Append(b, a % 2) /\\ UNCHANGED a
+    Small == a + Len(b) <= 8
+    """
+    spec, cfg = write_spec(tmp_path, body, "INIT Init\nNEXT Next\nCONSTRAINT Small\n"
+                           "CHECK_DEADLOCK FALSE\n")
+    one, two = check(spec, cfg), check(spec, cfg, workers=2)
+    assert (one.result, one.distinct_states, one.depth) == \
+        (two.result, two.distinct_states, two.depth)
+    assert one.distinct_states > 20
+
+
 def test_print_and_tlcget(run_spec, capsys):
     body = """
     VARIABLE x
