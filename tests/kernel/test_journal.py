@@ -373,6 +373,7 @@ BAD_LINES = {
     "negative beyond 2^53": (FIRST.replace('"amount":20', f'"amount":-{2**60}'), "safe range"),
     "NaN": (FIRST.replace('"amount":20', '"amount":NaN'), "NaN is not a JSON number"),
     "Infinity": (FIRST.replace('"amount":20', '"amount":Infinity'), "not a JSON number"),
+    "float overflow": (FIRST.replace('"amount":20', '"amount":1e400'), "out of range"),
 }
 
 
@@ -524,4 +525,4 @@ def test_the_schema_rejects_the_bad_lines_the_kernel_rejects_once_parsed() -> No
 # gap of journal.schema.json, integers beyond 2^53 inside free-form values (payload, key,
 # premises, facts), which the schema leaves unconstrained while the kernel rejects them.
 TEXT_ONLY = {"space after colon", "unsorted keys", "20.0", "1e3", "minus zero", "escaped ascii",
-             "NaN", "Infinity", "integer beyond 2^53", "negative beyond 2^53"}
+             "NaN", "Infinity", "float overflow", "integer beyond 2^53", "negative beyond 2^53"}
