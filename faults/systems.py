@@ -283,16 +283,11 @@ class KernelWorker:
                     node.run.alerts.append(f"{cmd.invariant}: {cmd.message}")
 
     def late_lookup(self, eid: str, found: bool, asked: int) -> None:
-        """A lookup answered after the effect became final: journal it as LATE, unless it was
-        asked before the latest send's claim expired. Such an answer says nothing about that
-        send (another worker resent after we asked), and LookupAnswer carries no asked_at, so
-        the kernel would read a stale "absent" as contradicting COMMITTED (a false K7)."""
+        """A lookup answered after the effect became final: journaled as LATE with when it
+        was asked, so the kernel can tell a stale "absent" (asked before another worker's
+        resend) from one that contradicts COMMITTED."""
         node = self.node
-        if asked < self.effects.by_id[eid].claim_until:
-            node.log("kernel", "stale_lookup", "late lookup answer asked before the latest "
-                     "send's claim expired: not evidence, not journaled")
-            return
-        for cmd in self.apply(LookupAnswer(node.now, found), eid):
+        for cmd in self.apply(LookupAnswer(node.now, found, asked_at=asked), eid):
             if type(cmd) is Alert:
                 node.run.alerts.append(f"{cmd.invariant}: {cmd.message}")
 
