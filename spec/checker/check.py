@@ -12,7 +12,11 @@ EXIT_CODES = {"ok": 0, "invariant": 12, "property": 13, "deadlock": 11, "error":
 
 
 def load(spec_path, cfg_path=None):
+    """Parse, resolve and compile a spec under a cfg (default: SPEC.cfg); raises TLAError."""
+    import sys
+
     from .model import Model
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10000))
     if cfg_path is None:
         cfg_path = spec_path[:-4] + ".cfg" if spec_path.endswith(".tla") else spec_path + ".cfg"
     return Model(spec_path, cfg_path)

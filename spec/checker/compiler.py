@@ -912,6 +912,9 @@ class Compiler:
     def ex_OperatorApplication(self, node, env, cx):
         op = canonical_op(node.operator)
         args = node.arguments or []
+        user = env.get(node.operator)
+        if isinstance(user, DefB) and not node.operator.isidentifier():
+            return self.apply(user, args, env, node, cx)
         if args and not node.nonfix or (node.nonfix and op in SIMPLE_BINARY):
             code = self.ex_builtin_op(op, node, args, env, cx)
             if code is not None:

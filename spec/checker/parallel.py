@@ -25,7 +25,13 @@ def run_parallel(model, result, workers, progress):
         return False
     _MODEL = model
     ctx = mp.get_context("fork")
-    inboxes = [ctx.Queue() for _ in range(workers)]
+    if workers == 2:
+        left, right = ctx.Pipe()
+        inboxes = [PairLink(left, first=True), PairLink(right, first=False)]
+    else:
+        inboxes = [QueueLinks(ctx.Queue(), w) for w in range(workers)]
+        for link in inboxes:
+            link.all = inboxes
     controls = [ctx.Queue() for _ in range(workers)]
     reports = ctx.Queue()
     procs = [ctx.Process(target=worker_main, args=(w, workers, inboxes, controls[w], reports),
@@ -83,6 +89,38 @@ def worker_main(wid, workers, inboxes, control, reports):
         reports.put(("error", str(exc)))
     except PY_ERRORS as exc:
         reports.put(("error", f"evaluation error: {type(exc).__name__}: {exc}"))
+
+
+class PairLink:
+    """Two workers over one pipe: the first sends then receives, the other the reverse."""
+
+    def __init__(self, conn, first):
+        self.conn = conn
+        self.first = first
+
+    def exchange(self, outgoing):
+        batch = outgoing[1] if self.first else outgoing[0]
+        if self.first:
+            self.conn.send(batch)
+            return [self.conn.recv()]
+        incoming = self.conn.recv()
+        self.conn.send(batch)
+        return [incoming]
+
+
+class QueueLinks:
+    """More than two workers: one inbox queue each."""
+
+    def __init__(self, queue, wid):
+        self.queue = queue
+        self.wid = wid
+        self.all = []
+
+    def exchange(self, outgoing):
+        for owner, batch in enumerate(outgoing):
+            if owner != self.wid:
+                self.all[owner].queue.put(batch)
+        return [self.queue.get() for _ in range(len(outgoing) - 1)]
 
 
 def remember_collision(seen, h, other, t):
@@ -171,11 +209,8 @@ class Worker:
                     mine.append(t)
                 else:
                     outgoing[owner].append(t)
-        for owner, batch in enumerate(outgoing):
-            if owner != wid:
-                self.inboxes[owner].put(batch)
-        for _ in range(workers - 1):
-            for t in self.inboxes[wid].get():
+        for batch in self.inboxes[wid].exchange(outgoing):
+            for t in batch:
                 if self.first_sight(t):
                     mine.append(t)
         for t in mine:
