@@ -216,8 +216,7 @@ def worker_moves(p: Params, w: World, wi: int, ki: int, who: str):
     elif e.state is State.DISPATCHED:
         yield from recover(p, w, wi, ki, Recover(w.now, lease, facts, held), who)
     elif held is not None:
-        t, r = kstep(w, ki, LookupAnswer(w.now, held.found))
-        r["asked_at"] = held.asked_at
+        t, r = kstep(w, ki, LookupAnswer(w.now, held.found, held.asked_at))
         w2 = replace(w, ans=put(w.ans, wi, put(w.ans[wi], ki, None)))
         yield "LateLookup" + who, Driver(p, w2, ki).run(t.effect, t.commands), r
 

@@ -55,6 +55,7 @@ from spec.conformance import specgraph
 from spec.conformance.mapping import NO_ANS, NO_REC, record
 
 ORIGIN = 2**40  # "now" after the shift: far above any time a run can produce
+NO_EVIDENCE = -2  # a late answer without asked_at: before every claim, so never evidence
 TIERS = {1: (True, False), "t1": (True, False), "t1q": (True, True), 2: (False, True),
          "t2": (False, True), 3: (False, False), "t3": (False, False)}
 
@@ -104,6 +105,8 @@ def model_for(caps: Capabilities, timing: Timing):
 
 def shift(t: int | None, now: int) -> int:
     """A time relative to the step's ``now``; -1 (never) stays -1."""
+    if t == NO_EVIDENCE:
+        return 0
     return -1 if t is None or t < 0 else t - now + ORIGIN
 
 
@@ -246,8 +249,9 @@ def from_kernel_step(raw: Mapping[str, Any]) -> Step:
     if isinstance(ev, Ack):
         return Step("Ack", attempt=ev.attempt, **common)
     if isinstance(ev, LookupAnswer):
-        asked = raw.get("asked_at", ev.now)
-        return Step("LateLookup", lookup=(ev.found, asked), **common)
+        asked = getattr(ev, "asked_at", None)
+        return Step("LateLookup", lookup=(ev.found, NO_EVIDENCE if asked is None else asked),
+                    **common)
     raise KernelError(f"not a kernel event: {ev!r}")
 
 
@@ -314,7 +318,9 @@ def journal_step(before: Effect | None, entry: Mapping[str, Any]) -> Step:
     if kind == "LATE":
         if entry["answer"] == "ack":
             return Step("Ack", attempt=entry.get("attempt", 1), **common)
-        return Step("LateLookup", lookup=(bool(entry.get("found")), now), **common)
+        asked = entry.get("asked_at")
+        return Step("LateLookup", lookup=(bool(entry.get("found")),
+                                          NO_EVIDENCE if asked is None else asked), **common)
     return Step("Recover", lease_live=live, premises_hold=holds, lookup=entry_lookup(entry),
                 **common)
 
