@@ -11,11 +11,13 @@ import sys
 from .check import EXIT_CODES, check
 from .values import show
 
-USAGE = "usage: python -m spec.checker SPEC.tla [-config CFG] [--json] [--workers N]"
+USAGE = ("usage: python -m spec.checker SPEC.tla [-config CFG] [--json] [--workers N] "
+         "[-deadlock]")
 
 
 def parse_args(argv):
-    spec, cfg, as_json, workers = None, None, False, 1
+    """(spec, cfg, json?, workers, deadlock check override or None)."""
+    spec, cfg, as_json, workers, deadlock = None, None, False, 1, None
     i = 0
     while i < len(argv):
         arg = argv[i]
@@ -26,6 +28,8 @@ def parse_args(argv):
             i += 1
         elif arg == "--json":
             as_json = True
+        elif arg == "-deadlock":  # TLC's flag: do not report deadlocks
+            deadlock = False
         elif arg in ("--workers", "-workers"):
             if i + 1 >= len(argv):
                 raise ValueError("--workers needs a number")
@@ -43,7 +47,7 @@ def parse_args(argv):
         i += 1
     if spec is None:
         raise ValueError("missing SPEC.tla")
-    return spec, cfg, as_json, workers
+    return spec, cfg, as_json, workers, deadlock
 
 
 def print_text(result):
@@ -78,12 +82,12 @@ def print_text(result):
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     try:
-        spec, cfg, as_json, workers = parse_args(argv)
+        spec, cfg, as_json, workers, deadlock = parse_args(argv)
     except ValueError as exc:
         print(f"Error: {exc}\n{USAGE}", file=sys.stderr)
         return 254
     sys.setrecursionlimit(10000)
-    result = check(spec, cfg, progress=True, workers=workers)
+    result = check(spec, cfg, progress=True, workers=workers, check_deadlock=deadlock)
     if as_json:
         print(json.dumps(result.to_json()))
     else:

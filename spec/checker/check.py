@@ -22,12 +22,17 @@ def load(spec_path, cfg_path=None):
     return Model(spec_path, cfg_path)
 
 
-def check(spec_path, cfg_path=None, progress=False, workers=1):
-    """Model-check spec_path under cfg_path; returns a Result."""
+def check(spec_path, cfg_path=None, progress=False, workers=1, check_deadlock=None):
+    """Model-check spec_path under cfg_path; returns a Result.
+
+    check_deadlock=False/True overrides the cfg's CHECK_DEADLOCK (TLC's -deadlock flag).
+    """
     started = time.monotonic()
     result = Result()
     try:
         model = load(spec_path, cfg_path)
+        if check_deadlock is not None:
+            model.check_deadlock = check_deadlock
         run_model(model, result, progress, workers)
     except TLAError as exc:
         result.result = "error"
