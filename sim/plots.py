@@ -32,7 +32,7 @@ def save(fig: Any, out: Path, name: str) -> None:
 
 def violations(out: Path, summary: dict[str, Any]) -> None:
     table = summary["table"]
-    fig, ax = plt.subplots(figsize=(8, 4.2))
+    fig, (ax, amb) = plt.subplots(1, 2, figsize=(10, 4.2), width_ratios=(3, 1.2))
     width = 0.8 / len(TIER_NAMES)
     for i, tier in enumerate(TIER_NAMES):
         rates = [100 * table[f"{s}/{tier}"]["rate"] for s in SYSTEM_NAMES]
@@ -42,10 +42,20 @@ def violations(out: Path, summary: dict[str, Any]) -> None:
             ax.annotate(f"{rate:.0f}", (bar.get_x() + bar.get_width() / 2, rate),
                         ha="center", va="bottom", fontsize=7)
     ax.set_xticks(range(len(SYSTEM_NAMES)), SYSTEM_NAMES)
-    ax.set_ylabel("failing runs (%)")
+    ax.set_ylabel("runs with a violation (%)")
     ax.set_ylim(0, 105)
-    ax.set_title(f"Runs with a violation, {summary['cases']} seeded cases")
+    ax.set_title(f"Violations, {summary['cases']} seeded cases")
     ax.legend(title="tier", fontsize=8)
+    runs = [table[f"kernel/{t}"]["runs"] for t in TIER_NAMES]
+    shares = [100 * table[f"kernel/{t}"]["ambiguous"] / max(1, n)
+              for t, n in zip(TIER_NAMES, runs, strict=True)]
+    bars = amb.bar(TIER_NAMES, shares, color=COLORS["kernel"], alpha=0.7)
+    for bar, share in zip(bars, shares, strict=True):
+        amb.annotate(f"{share:.0f}", (bar.get_x() + bar.get_width() / 2, share),
+                     ha="center", va="bottom", fontsize=7)
+    amb.set_ylim(0, 105)
+    amb.set_title("Kernel: AMBIGUOUS (%)")
+    amb.set_xlabel("tier (availability lost, never a violation)", fontsize=8)
     fig.tight_layout()
     save(fig, out, "violations_by_system_tier")
 
