@@ -18,7 +18,6 @@ from typing import Any
 
 TRACE_VERSION = 1
 SPEC_CHECKERS = ("spec.conformance.trace", "spec.trace_check")  # first importable wins
-_spec: Any = None
 
 
 def slug(text: str) -> str:
@@ -29,17 +28,20 @@ def trace_id(fault: str, system: str, tier: str) -> str:
     return f"{slug(fault)}__{system}__{tier}"
 
 
+def _spec_checker() -> Any:
+    for name in SPEC_CHECKERS:
+        try:
+            return importlib.import_module(name)
+        except ImportError:
+            continue
+    return None
+
+
+_spec = _spec_checker()  # once, up front: forked workers then all use the same version
+
+
 def spec_check(trace: dict[str, Any]) -> dict[str, Any] | None:
-    global _spec
     if _spec is None:
-        _spec = False
-        for name in SPEC_CHECKERS:
-            try:
-                _spec = importlib.import_module(name)
-                break
-            except ImportError:
-                continue
-    if not _spec:
         return None
     try:
         verdict = _spec.check(trace)
