@@ -138,7 +138,12 @@ class Proposal:
         object.__setattr__(self, "payload_digest", payload_digest(self.payload))
 
 
+_MISSING = object()  # a fact nobody observed: unequal to every JSON value
+
+
 def stale_premises(premises: Mapping[str, JSON], facts: Mapping[str, JSON]) -> list[str]:
     """Names of the premises that the observed facts no longer support (sorted)."""
-    missing = object()
-    return sorted(k for k, v in premises.items() if facts.get(k, missing) != v)
+    stale = [k for k, v in premises.items() if facts.get(k, _MISSING) != v]
+    if len(stale) > 1:
+        stale.sort()
+    return stale
