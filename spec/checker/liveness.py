@@ -56,6 +56,10 @@ class PropertyChecker:
             for item in node.arguments:
                 self.decompose(item.expression, env, name)
             return
+        if kind == "SubexpressionReference":
+            target, args, tenv = c.resolve_subexpr(node, env)
+            if isinstance(target, DefB) and not target.params and not args:
+                return self.decompose(target.node.definiens, target.env, name)
         if kind == "Quantification" and node.quantifier == "\\A" and is_temporal(node, env):
             for e in expand_forall(c, node, env):
                 self.decompose(node.predicate, e, name)

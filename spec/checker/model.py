@@ -12,12 +12,17 @@ from .cfg import parse_cfg
 from .compiler import Compiler, NeedsState, name_of
 from .errors import TLAError
 from .frontend import Loader, canonical_op, pos
-from .scope import ArgB, ConstB, DefB, LazyRefB, VarB, build_scope, flatten_modules
+from .scope import ArgB, ConstB, DefB, InstB, LazyRefB, VarB, build_scope, flatten_modules
 from .semantic import check_names
 from .values import FnDict, ModelValue, enum, show
 
 
 def ref_node(name):
+    """A reference to a definition by name; `I!Op` names an instance's definition."""
+    if "!" in name:
+        first, *rest = name.split("!")
+        return tla_ast.SubexpressionReference(
+            items=[tla_ast.OperatorApplication(operator=first, arguments=None)] + rest)
     return tla_ast.OperatorApplication(operator=name, arguments=None)
 
 
@@ -95,6 +100,11 @@ class Model:
 
     def definition(self, name, what):
         b = self.env.get(name)
+        if b is None and "!" in name:
+            first, *rest = name.split("!")
+            b = self.env.get(first)
+            for part in rest:
+                b = b.env.get(part) if isinstance(b, InstB) else None
         if b is None:
             raise TLAError(f"the configuration names {what} {name}, which is not defined in "
                            f"the spec", self.cfg.positions.get(name))

@@ -145,6 +145,25 @@ def test_instance_with_substitution_and_extends(tmp_path):
     assert (r.result, r.distinct_states) == ("ok", 4), r.error
 
 
+def test_refinement_property_through_instance(tmp_path):
+    (tmp_path / "Abs.tla").write_text(
+        "---- MODULE Abs ----\nEXTENDS Naturals\nVARIABLE y\nInit == y = 0\n"
+        "Next == y' = (y + 1) % 2\nSpec == Init /\\ [][Next]_y\n====\n")
+    body = """
+    VARIABLE x
+    Init == x = 0
+    Next == x' = (x + 1) % 4
+    Good == INSTANCE Abs WITH y <- x % 2
+    Bad == INSTANCE Abs WITH y <- x
+    Spec == Init /\\ [][Next]_x
+    """
+    spec, cfg = write_spec(tmp_path, body, "SPECIFICATION Spec\nPROPERTY Good!Spec\n")
+    assert check(spec, cfg).result == "ok"
+    (tmp_path / "M.cfg").write_text("SPECIFICATION Spec\nPROPERTY Bad!Spec\n")
+    r = check(spec, cfg)
+    assert (r.result, r.violated, r.trace_length) == ("property", "Bad!Spec", 3)
+
+
 def test_constant_substitution_and_assume(run_spec):
     body = """
     CONSTANT N
