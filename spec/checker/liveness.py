@@ -35,7 +35,7 @@ class PropertyChecker:
         self.obligations = []
         for name in model.cfg.properties:
             self.decompose(ref_node(name), model.env, name)
-        graph_kinds = {"action", "eventually", "often", "stable", "leadsto"}
+        graph_kinds = {"action", "eventually", "often", "stable", "leadsto", "wf", "sf"}
         self.needs_graph = any(o.kind in graph_kinds for o in self.obligations)
         for o in self.obligations:
             if o.kind == "always":
@@ -92,6 +92,11 @@ class PropertyChecker:
                 if not is_temporal(p, env) and not is_temporal(q, env):
                     self.add("leadsto", name, [(p, env), (q, env)])
                     return
+        if kind == "Fairness":
+            m = self.model
+            fns = [m.action_fn(node.action, env), m.state_fn(node.subscript, env)]
+            self.obligations.append(Obligation(node.operator[:2].lower(), name, fns))
+            return
         if not is_temporal(node, env):
             self.add("init", name, [(node, env)])
             return
@@ -230,12 +235,30 @@ class Graph:
             starts = list(inits)
             bad = [o.preds[0](s) is not True for s in st]
             accept = bad
+        elif o.kind in ("wf", "sf"):
+            return self.unfair_lasso(o)
         else:  # leadsto
             p, q = o.preds
             region = [q(s) is not True for s in st]
             starts = [i for i in range(n) if region[i] and p(st[i]) is True]
             accept = None
         return self.find_lasso(region, starts, accept, o.kind)
+
+    def unfair_lasso(self, o):
+        """A fair behaviour violating WF_v(A) / SF_v(A): no <<A>>_v step from some point on,
+        while <<A>>_v stays enabled (WF) or is enabled infinitely often (SF)."""
+        enabled, targets = self.fairness_facts("", *o.preds)
+        full = self.succ
+        self.succ = [[j for j in full[i] if j not in targets[i]] for i in range(self.n)]
+        try:
+            if o.kind == "wf":
+                region, accept = enabled, None
+            else:
+                region, accept = [True] * self.n, enabled
+            starts = [i for i in range(self.n) if region[i]]
+            return self.find_lasso(region, starts, accept, o.kind)
+        finally:
+            self.succ = full
 
     def find_lasso(self, region, starts, accept, kind):
         dist, parent = self.region_bfs(region, starts)

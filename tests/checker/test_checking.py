@@ -112,6 +112,23 @@ def test_liveness_under_fairness_and_stuttering(run_spec):
     assert (often.result, often.trace_length) == ("property", 3)
 
 
+def test_fairness_as_property(run_spec):
+    body = """
+    VARIABLE x
+    Inc == x < 2 /\\ x' = x + 1
+    Reset == x = 2 /\\ x' = 0
+    Next == Inc \\/ Reset
+    Init == x = 0
+    Spec == Init /\\ [][Next]_x
+    Fair == Spec /\\ WF_x(Next)
+    PWF == WF_x(Inc)
+    PSF == SF_x(Reset)
+    """
+    assert run_spec(body, "SPECIFICATION Fair\nPROPERTIES PWF PSF\n").result == "ok"
+    r = run_spec(body, "SPECIFICATION Spec\nPROPERTY PSF\n")
+    assert (r.result, r.violated, r.trace_length) == ("property", "PSF", 3)
+
+
 def test_liveness_cycle_lasso(run_spec):
     body = """
     VARIABLE x
