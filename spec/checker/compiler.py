@@ -19,7 +19,7 @@ from . import rt
 from .errors import TLAError
 from .frontend import canonical_op, pos
 from .scope import ArgB, BuiltinB, ConstB, DefB, InstB, LambdaB, LazyRefB, LocalB, OpRefB, VarB
-from .values import INT, NAT, STRING, FnDict, LazySet, ModelValue
+from .values import INT, NAT, STRING, FnDict, FnSet, LazySet, ModelValue
 
 BOOLEAN_SET = frozenset([False, True])
 
@@ -938,7 +938,7 @@ class Compiler:
                 test = f"({a} in {b} or _isin({a}, {b}))"
                 return test if op == "\\in" else f"(not {test})"
             if op in ("\\in", "\\notin") and isinstance(self.ns.get(b), LazySet):
-                test = f"{b}.contains({a})"
+                test = self.fnset_member_code(a, b) or f"{b}.contains({a})"
                 return test if op == "\\in" else f"(not {test})"
             return SIMPLE_BINARY[op].format(a, b)
         if op == "\\X":
@@ -960,6 +960,22 @@ class Compiler:
                     return f"_rt.fail({msg!r})"
             return "(" + " and ".join([f"n_{i} == c_{i}" for i in idx] or ["True"]) + ")"
         return None
+
+    def fnset_member_code(self, a, b):
+        """x \\in [1..n -> C] for a constant function set: an unrolled tuple test."""
+        value = self.ns[b]
+        if not (a.isidentifier() and isinstance(value, FnSet)) or \
+                value.cod.__class__ is not frozenset:
+            return None
+        try:
+            n = value.tuple_len()
+        except TLAError:
+            return None
+        if not 0 < n <= 8:
+            return None
+        cod = self.inject(value.cod, "cod")
+        items = " and ".join(f"{a}[{i}] in {cod}" for i in range(n))
+        return f"(({a}.__class__ is tuple and len({a}) == {n} and {items}) or {b}.contains({a}))"
 
     def prime_cx(self, node, env, cx):
         if cx.mode != "action":
