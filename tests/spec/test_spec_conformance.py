@@ -23,7 +23,8 @@ from spec.conformance import bisim, harness, manifest, specgraph, trace
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BISIM_CONFIGS = ["MC_t1.cfg", "MC_t1q.cfg", "MC_t2.cfg", "MC_t3.cfg", "MC_t3_workers.cfg",
-                 "MC_t3_world.cfg", "MC_t2_redecide.cfg"]
+                 "MC_t2_workers.cfg", "MC_t3_world.cfg", "MC_t2_world.cfg", "MC_t2_redecide.cfg",
+                 "MC_t1_prune.cfg"]
 
 
 @pytest.mark.parametrize("cfg", BISIM_CONFIGS)
