@@ -123,6 +123,7 @@ SIMPLE_BINARY = {
     ":>": "_rt.colon_gt({}, {})", "@@": "_rt.double_at({}, {})",
     "\\subset": "(lambda _a, _b: _rt.subseteq(_a, _b) and _a != _b)({}, {})",
     "\\supseteq": "_rt.subseteq({1}, {0})",
+    "\\supset": "(lambda _a, _b: _rt.subseteq(_b, _a) and _a != _b)({}, {})",
     "(+)": "_rt.bag_add({}, {})", "(-)": "_rt.bag_sub({}, {})",
     "\\sqsubseteq": "_rt.bag_leq({}, {})",
 }

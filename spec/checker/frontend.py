@@ -24,7 +24,7 @@ STANDARD_MODULES = {"Naturals", "Integers", "Sequences", "FiniteSets", "TLC", "B
 SYNONYMS = {"\\land": "/\\", "\\lor": "\\/", "\\lnot": "~", "\\neg": "~", "\\union": "\\cup",
             "\\intersect": "\\cap", "\\geq": ">=", "\\leq": "<=", "=<": "<=", "\\neq": "#",
             "/=": "#", "\\equiv": "<=>", "\\times": "\\X", "\\circ": "\\o",
-            "\\oplus": "(+)", "\\ominus": "(-)"}
+            "\\oplus": "(+)", "\\ominus": "(-)", "\\leadsto": "~>"}
 
 
 def canonical_op(op):
@@ -35,6 +35,7 @@ def normalise(text):
     text = text.expandtabs(8)
     text = re.sub(r"\\forall\b", lambda m: "\\A" + " " * 5, text)
     text = re.sub(r"\\exists\b", lambda m: "\\E" + " " * 5, text)
+    text = re.sub(r"\\neq\b", lambda m: "#" + " " * 3, text)
     return text
 
 

@@ -19,7 +19,8 @@ CASES = [
     ("TRUE \\land FALSE", False), ("TRUE \\lor FALSE", True), ("\\lnot FALSE", True),
     ("FALSE => TRUE", True), ("(TRUE <=> FALSE) = FALSE", True),
     ("BOOLEAN = {TRUE, FALSE}", True),
-    ("TRUE \\equiv TRUE", True),
+    ("TRUE \\equiv TRUE", True), ("1 \\neq 2", True), ("{1, 2} \\supset {1}", True),
+    ("{1} \\supseteq {1}", True), ("{1} \\subset {1}", False),
     # sets
     ("{1, 2} \\cup {2, 3}", frozenset({1, 2, 3})), ("{1, 2} \\union {3}", frozenset({1, 2, 3})),
     ("{1, 2} \\cap {2, 3}", frozenset({2})), ("{1, 2} \\intersect {2}", frozenset({2})),
