@@ -51,6 +51,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                    help="worker processes (default: all cores)")
     p.add_argument("--out", default="results", help="output directory (default results)")
+    p.add_argument("--viewer-out", metavar="FILE",
+                   help="where to write the viewer's traces.js (default: viewer/traces.js "
+                        "with the default --out, else OUT/viewer/traces.js)")
     p.add_argument("--no-plots", action="store_true", help="skip the plots")
     p.add_argument("--no-shrink", action="store_true", help="skip the Hypothesis shrinker")
     p.add_argument("--replay", type=int, metavar="SEED",
@@ -130,7 +133,7 @@ def generate(args: argparse.Namespace) -> int:
     report.clean(out)
     report.write_text(out / "README.md", report.INDEX)
     with parallel.pool(args.jobs) as pool:
-        say(f"[1/4] fixed table: {len(fixed.cells())} runs")
+        say(f"[1/5] fixed table: {len(fixed.cells())} runs")
         docs = parallel.map_ordered(pool, fixed.run_cell, fixed.cells())
         rows = [fixed.row(d) for d in docs]
         report.write_traces(out, docs)
@@ -147,23 +150,36 @@ def generate(args: argparse.Namespace) -> int:
             say(f"      KERNEL {r['verdict']} {r['reasons']} spec_valid={r['spec_valid']}: "
                 f"python run_all.py --fault '{r['fault']}' --system kernel --tier {r['tier']}")
         status = stages(args, out, pool, rows) or int(bool(bad or broken))
+    status = write_viewer_data(args, out) or status
     say(f"done: results in {args.out}/ (exit {status})")
     return status
+
+
+def write_viewer_data(args: argparse.Namespace, out: Path) -> int:
+    """The viewer's data files, built from the results just written."""
+    from viewer import build
+
+    repo = Path(__file__).resolve().parents[1]
+    default = repo / "viewer" / "traces.js" if out.resolve() == (repo / "results").resolve() \
+        else out / "viewer" / "traces.js"
+    target = Path(args.viewer_out) if args.viewer_out else default
+    say(f"[5/5] viewer data: {target}")
+    return build.main(out, target)
 
 
 def stages(args: argparse.Namespace, out: Path, pool: Any, rows: list[dict[str, Any]]) -> int:
     """The sweep, the shrinker and the plots (filled in as they land)."""
     from sim import plots, shrink, sweep
 
-    say(f"[2/4] sweep: {args.cases} cases x {len(SYSTEM_NAMES)} systems x "
+    say(f"[2/5] sweep: {args.cases} cases x {len(SYSTEM_NAMES)} systems x "
         f"{len(TIER_NAMES)} tiers")
     summary = sweep.run(pool, args.seed, args.cases, out, say)
     stories = None
     if not args.no_shrink:
-        say("[3/4] shrinker: smallest failing story per system")
+        say("[3/5] shrinker: smallest failing story per system")
         stories = shrink.run(pool, out, say)
     if not args.no_plots:
-        say("[4/4] plots")
+        say("[4/5] plots")
         plots.write(out, rows, summary)
     kernel_bad = summary["kernel_failures"] + (stories or {}).get("kernel_found", 0)
     return 1 if kernel_bad else 0
