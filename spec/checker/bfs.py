@@ -71,6 +71,20 @@ def located(exc, what, where):
     return exc
 
 
+def sharer(n):
+    """share(state): the state rebuilt from one stored copy of each variable's value."""
+    pools = [{} for _ in range(n)]
+    names = [f"v{i}" for i in range(n)]
+    args = ", ".join(f"d{i}=pools[{i}].setdefault" for i in range(n))
+    body = ", ".join(f"d{i}({v}, {v})" for i, v in enumerate(names))
+    unpack = ", ".join(names) + ("," if n == 1 else "")
+    src = (f"def share(t, {args}):\n    {unpack} = t\n    return ({body}{',' if n == 1 else ''})"
+           if n else "def share(t):\n    return t")
+    scope = {"pools": pools}
+    exec(src, scope)
+    return scope["share"]
+
+
 def canonicaliser(model):
     """key(state): the state, its VIEW, and/or its symmetry representative."""
     view = model.view_fn
@@ -185,7 +199,10 @@ class Explorer:
         succ = []
         emit = succ.append
         fast = not constrained and key is None and not keep
-        setdefault = seen.setdefault
+        if fast:  # a set is enough: a state's index is its position in `states`
+            seen = self.seen = set(seen)
+            add = seen.add
+            share = sharer(len(m.var_names))
         append_state = states.append
         append_parent = parents.append
         inv_all = m.invariant_all() if invs else None
@@ -208,8 +225,10 @@ class Explorer:
             if fast:
                 n = len(states)
                 for t in succ:
-                    if setdefault(t, n) != n:
+                    if t in seen:
                         continue
+                    t = share(t)
+                    add(t)
                     if inv_all is not None:
                         try:
                             ok = inv_all(t)
