@@ -319,9 +319,13 @@ AckProgress == \E w \in Workers, m \in acks : Ack(w, m)
 TargetProgress == \E m \in net : Deliver(m)
 RestartProgress == \E w \in Workers : Restart(w)
 
+ForwardProgress == \E w \in Workers, i \in Ids : Authorize(w, i) \/ Dispatch(w, i)
+
 Spec == Init /\ [][Next]_vars
 FairSpec == Spec /\ WF_vars(RecoveryProgress) /\ WF_vars(TargetProgress)
                  /\ WF_vars(AckProgress) /\ WF_vars(RestartProgress) /\ WF_vars(Tick)
+\* For K10: the kernel also keeps stepping a proposal forward.
+ProgressSpec == FairSpec /\ WF_vars(ForwardProgress)
 
 -----------------------------------------------------------------------------
 (* Invariants K1-K8 (DESIGN.md section 4), each named separately.          *)
@@ -381,6 +385,10 @@ K8_DurableJournal ==
 
 \* K9 resolution (liveness, under FairSpec).
 K9_Resolution == \A i \in Ids : rec[i].st = "DISPATCHED" ~> rec[i].st \in Final
+
+\* K10 progress (liveness, under ProgressSpec, in a world without faults: MaxTime = 0,
+\* so the network is prompt, and no crash, loss or world event).
+K10_Progress == \A i \in Ids : rec[i].st = "PROPOSED" ~> rec[i].st = "COMMITTED"
 
 -----------------------------------------------------------------------------
 (* Reachability witnesses: each must be VIOLATED, proving the outcome is   *)

@@ -92,7 +92,10 @@ def main(argv: list[str]) -> int:
         old = {(e["spec"], e["cfg"]): e for e in load()} if MANIFEST.exists() else {}
         for r in results:
             old[(r["spec"], r["cfg"])] = r
-        MANIFEST.write_text(json.dumps(list(old.values()), indent=2) + "\n")
+        order = {pair: i for i, pair in enumerate(pairs(nightly=True))}
+        kept = sorted((e for k, e in old.items() if k in order), key=lambda e: order[
+            (e["spec"], e["cfg"])])
+        MANIFEST.write_text(json.dumps(kept, indent=2) + "\n")
         return 0
     bad = [(r["cfg"], d) for r in results for d in differences(r, expected(r["spec"], r["cfg"]))]
     for cfg, d in bad:

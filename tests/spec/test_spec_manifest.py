@@ -60,3 +60,7 @@ def test_witnesses_are_reached() -> None:
 def test_liveness_is_checked_and_can_fail() -> None:
     unfair = next(e for e in ENTRIES if e["cfg"] == "MC_t2_unfair.cfg")
     assert (unfair["result"], unfair["violated"]) == ("property", "K9_Resolution")
+    moved = next(e for e in ENTRIES if e["cfg"] == "MC_t2_progress_world.cfg")
+    assert (moved["result"], moved["violated"]) == ("property", "K10_Progress")
+    for tier in ("t1", "t2", "t3"):
+        assert next(e for e in ENTRIES if e["cfg"] == f"MC_{tier}_progress.cfg")["result"] == "ok"
