@@ -12,7 +12,7 @@ trace and counts at the moment of the error.
 import multiprocessing as mp
 import sys
 
-from .bfs import PY_ERRORS, print_progress
+from .bfs import PY_ERRORS, print_progress, sharer
 from .errors import TLAError
 
 _MODEL = None
@@ -137,16 +137,18 @@ class Worker:
         self.control = control
         self.reports = reports
         self.seen = {}  # hash -> state, or a list of states sharing that hash
+        self.share = sharer(len(model.var_names))
 
     def first_sight(self, t):
+        """Record t; False if it was seen before. Stores (and lists) the shared copy."""
         h = hash(t)
         other = self.seen.get(h)
         if other is None:
-            self.seen[h] = t
+            self.seen[h] = self.share(t)
             return True
         if other == t or (other.__class__ is list and t in other):
             return False
-        remember_collision(self.seen, h, other, t)
+        remember_collision(self.seen, h, other, self.share(t))
         return True
 
     def admit(self, t):
@@ -179,6 +181,7 @@ class Worker:
         m = self.model
         next_fn = m.next_fn
         seen = self.seen
+        share = self.share
         wid, workers = self.wid, self.workers
         constrained = bool(m.constraints or m.action_constraints)
         outgoing = [[] for _ in range(workers)]
@@ -201,9 +204,10 @@ class Worker:
                 if other is not None:
                     if other == t or (other.__class__ is list and t in other):
                         continue
+                    t = share(t)
                     remember_collision(seen, h, other, t)
                 else:
-                    seen[h] = t
+                    t = seen[h] = share(t)
                 owner = h % workers
                 if owner == wid:
                     mine.append(t)
