@@ -199,10 +199,10 @@ class Explorer:
         succ = []
         emit = succ.append
         fast = not constrained and key is None and not keep
+        share = sharer(len(m.var_names))
         if fast:  # a set is enough: a state's index is its position in `states`
             seen = self.seen = set(seen)
             add = seen.add
-            share = sharer(len(m.var_names))
         append_state = states.append
         append_parent = parents.append
         inv_all = m.invariant_all() if invs else None
@@ -260,10 +260,14 @@ class Explorer:
                     continue
                 k = t if key is None else key(t)
                 n = len(states)
-                got = seen.setdefault(k, n)
+                got = seen.get(k)
+                if got is None:
+                    if key is None:
+                        t = k = share(t)
+                    seen[k] = n
                 if keep:
-                    out_edges.append(got)
-                if got != n:
+                    out_edges.append(n if got is None else got)
+                if got is not None:
                     continue
                 for name, inv in invs:
                     try:
