@@ -30,6 +30,14 @@ State graph and traces (bisimulation against an implementation, trace checks):
     from_python(v), to_python(v)  # dict/list/set <-> TLA+ functions/tuples/sets
     evaluate(m, "Cardinality(S)", s)   # evaluate an expression in the root module
 
+Lower level (what the functions above use; stable for other tools):
+
+    m.init_fn(None, emit)        # emit(state) for each initial state
+    m.next_fn(s, emit)           # emit(successor) for each Next step from s (duplicates possible)
+    m.next_labeled(s, emit2)     # emit2(successor, action label)
+    m.invariants                 # [(name, fn(state) -> bool)]
+    m.constraints, m.action_constraints, m.view_fn, m.symmetry, m.check_deadlock
+
 TLA+ values are Python objects: int, bool, str, frozenset (or lazy sets),
 tuple (any function with domain 1..n, so sequences), FnDict (other functions
 and records; `.d` is the dict), ModelValue. Equal values compare equal and

@@ -5,8 +5,9 @@
 Each run is a fresh `python -m spec.checker --json` subprocess (interpreter
 start included, as TLC's figure includes the JVM's). Reports the median wall
 time, distinct states per second, the ratio to TLC's single-worker time and
-the peak memory per stored state (child max RSS minus the RSS of the same
-command on a one-state model, divided by the distinct states).
+the peak memory per stored state (peak RSS of the largest checker process
+minus that of the same command on a one-state model, divided by the
+distinct states; with several workers each process holds part of the states).
 """
 import argparse
 import json
@@ -21,22 +22,27 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_SUITE = REPO.parent / "shared" / "tla-conformance"
+# Runs the checker as its own child, then prints the largest child's peak RSS (KiB).
+PEAK_WRAPPER = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:]); "
+                "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr)")
 TINY = "---- MODULE Tiny ----\nVARIABLE x\nInit == x = 0\nNext == UNCHANGED x\n====\n"
 
 
 def run_once(spec, cfg, workers):
     """(wall seconds, parsed JSON, child max RSS in bytes, CPU seconds) of one checker run."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    before, cpu0 = usage.ru_maxrss, usage.ru_utime + usage.ru_stime
+    cpu0 = usage.ru_utime + usage.ru_stime
     started = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "spec.checker", str(spec), "-config", str(cfg),
-                           "--json", "--workers", str(workers)],
+    proc = subprocess.run([sys.executable, "-c", PEAK_WRAPPER, sys.executable, "-m",
+                           "spec.checker", str(spec), "-config", str(cfg), "--json",
+                           "--workers", str(workers)],
                           capture_output=True, text=True, cwd=REPO)
     wall = time.perf_counter() - started
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = usage.ru_utime + usage.ru_stime - cpu0
     out = json.loads(proc.stdout.strip().splitlines()[-1])
-    return wall, out, max(usage.ru_maxrss, before) * 1024, cpu
+    peak_kib = int(proc.stderr.strip().splitlines()[-1])
+    return wall, out, peak_kib * 1024, cpu
 
 
 def baseline_rss():
