@@ -78,6 +78,11 @@ def _history(path: str) -> list[dict[str, Any]]:
             print(f"python -m kernel: history line {no}: expected an object with op "
                   f"send|apply, effect_id and an integer ts", file=sys.stderr)
             sys.exit(BAD_USAGE)
+        if record["op"] == "send" and not (type(record.get("attempt")) is int
+                                           and record["attempt"] >= 1):
+            print(f"python -m kernel: history line {no}: a send needs its attempt number "
+                  f"(an integer from 1)", file=sys.stderr)
+            sys.exit(BAD_USAGE)
         records.append(record)
     return records
 
