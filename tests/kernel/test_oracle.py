@@ -487,7 +487,9 @@ def test_cli_254_on_a_missing_journal(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("line", ["{not json", '{"op": "delete", "effect_id": "x", "ts": 1}',
-                                  '{"op": "send", "effect_id": "x", "ts": "1"}', "[1]"])
+                                  '{"op": "send", "effect_id": "x", "ts": "1"}', "[1]",
+                                  '{"op": "send", "effect_id": "x", "ts": 1}',
+                                  '{"op": "send", "effect_id": "x", "ts": 1, "attempt": "1"}'])
 def test_cli_254_on_a_bad_history_line(tmp_path: Path, line: str) -> None:
     journal = write(tmp_path, "j.jsonl", Run(2).happy().text)
     history = write(tmp_path, "h.jsonl", '{"op": "apply", "effect_id": "x", "ts": 1}\n'
