@@ -200,16 +200,17 @@ def mismatch(s: Step, got: Outcome, options: frozenset[Outcome]) -> str:
             f"but the spec's {s.action} allows: {allowed_text}")
 
 
-def run(steps: Iterable[Step], caps: Capabilities, timing: Timing) -> TraceResult:
-    model = model_for(caps, timing)
+def run(steps: Iterable[tuple[Any, Step]]) -> TraceResult:
+    """Check (model, step) pairs in order; stop at the first step that is not a spec step."""
     result = TraceResult(True)
-    for i, s in enumerate(steps):
+    for i, (model, s) in enumerate(steps):
         why = check_step(model, s)
         result.steps = i + 1
         if why:
             result.ok, result.index, result.explanation = False, i, f"step {i}: {why}"
             break
     return result
+
 
 # ---------------------------------------------------------------- input 1: kernel steps
 
@@ -275,16 +276,18 @@ def validate_trace(steps: Sequence[Mapping[str, Any]], tier: Any = None,
     """Check every kernel step of a recorded run against Kernel.tla's next-state relation.
 
     ``steps``: dicts with ``event`` (a kernel Event), ``effect_id``, ``before`` (Effect or
-    None), ``after`` (Effect) and, if known, ``commands`` (what ``kernel.step`` returned)
-    and ``asked_at`` (for a LookupAnswer). Capabilities and timing default to those of the
-    first effect's proposal; ``tier`` picks capabilities when no effect says them."""
-    steps = list(steps)
-    proposal = next((s.get("after") or s.get("before") for s in steps
-                     if s.get("after") or s.get("before")), None)
-    proposal = proposal.proposal if proposal is not None else None
-    timing = timing or (proposal.timing if proposal else Timing())
-    caps = capabilities or (proposal.capabilities if proposal else tier_caps(tier, timing))
-    return run((from_kernel_step(s) for s in steps), caps, timing)
+    None), ``after`` (Effect) and, if known, ``commands`` (what ``kernel.step`` returned).
+    Each step is judged under its effect's own capabilities and timing (its proposal's),
+    unless ``capabilities`` / ``timing`` are given; ``tier`` (1, "t1q", 2, 3) is used only
+    for an effect that carries neither."""
+    def model_of(raw: Mapping[str, Any]):
+        effect = raw.get("after") or raw.get("before")
+        p = effect.proposal if effect is not None else None
+        tm = timing or (p.timing if p else Timing())
+        caps = capabilities or (p.capabilities if p else tier_caps(tier, tm))
+        return model_for(caps, tm)
+    return run((model_of(s), from_kernel_step(s)) for s in steps)
+
 
 # ---------------------------------------------------------------- input 2: the journal
 
@@ -326,20 +329,23 @@ def journal_step(before: Effect | None, entry: Mapping[str, Any]) -> Step:
 
 
 def validate_journal(entries: Sequence[Mapping[str, Any]]) -> TraceResult:
-    """Check each sealed journal entry as one kernel step of Kernel.tla (per effect)."""
+    """Check each sealed journal entry as one kernel step of Kernel.tla, each effect under
+    the capabilities and timing its PROPOSED entry records."""
     effects: dict[str, Effect | None] = {}
-    steps: list[Step] = []
-    caps = timing = None
+    models: dict[str, Any] = {}
+    steps = []
     for entry in entries:
         eid = entry["effect_id"]
-        if entry["kind"] == "PROPOSED" and caps is None:
+        if eid not in models:
+            if entry["kind"] != "PROPOSED":
+                return TraceResult(False, len(steps), len(steps), f"line {entry['seq'] + 1}: "
+                                   f"{entry['kind']} for an effect never proposed")
             p = proposal_of(entry)
-            caps, timing = p.capabilities, p.timing
-        steps.append(journal_step(effects.get(eid), entry))
-        effects[eid] = steps[-1].after
-    if caps is None:
-        return TraceResult(True, notes=["no PROPOSED entry: nothing to check"])
-    return run(steps, caps, timing)
+            models[eid] = model_for(p.capabilities, p.timing)
+        step = journal_step(effects.get(eid), entry)
+        steps.append((models[eid], step))
+        effects[eid] = step.after
+    return run(steps)
 
 
 def check(doc: Mapping[str, Any]) -> dict[str, Any]:
