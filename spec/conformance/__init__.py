@@ -5,3 +5,7 @@ Modules: ``manifest`` (run every MC and broken config, compare with spec/manifes
 spec's world, as a state graph), ``bisim`` (the bisimulation check over both graphs) and
 ``trace`` (``validate_trace``: check a recorded kernel trace step by step against the spec).
 """
+
+from spec.conformance.trace import TraceResult, check, validate_journal, validate_trace
+
+__all__ = ["TraceResult", "check", "validate_journal", "validate_trace"]
