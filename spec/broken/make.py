@@ -15,6 +15,36 @@ import sys
 HERE = pathlib.Path(__file__).resolve().parent
 KERNEL = HERE.parent / "Kernel.tla"
 
+STALE_RECOVER = r"""\* BROKEN: recovery decides on the worker's own copy of the journal (`view`),
+\* which another worker's append may have made stale, and appends without checking.
+StaleRecover(w, i) ==
+  LET v      == view[w][i]
+      a      == ans[w][i]
+      fresh  == a.asked >= 0 /\ a.asked >= v.claim
+      absent == Queryable /\ fresh
+      open   == Dedupes /\ v.first >= 0 /\ now < v.first + DedupWindow - DedupMargin
+  IN
+  /\ up[w] /\ v.st = "DISPATCHED" /\ now >= v.claim
+  /\ ~(Queryable /\ ~fresh)
+  /\ ans' = [ans EXCEPT ![w][i] = NoAns]
+  /\ CASE absent /\ a.found -> Finish(i, "COMMITTED", "true")
+       [] ~Recheck(i) ->
+            IF absent THEN Finish(i, "REFUSED", "false") ELSE Finish(i, "AMBIGUOUS", "unknown")
+       [] open \/ absent ->
+            /\ rec' = [rec EXCEPT ![i] = Dispatched(i, v.att + 1, v.first)]
+            /\ Fsync(i) /\ SendReq(i, v.att + 1)
+       [] OTHER -> Finish(i, "AMBIGUOUS", "unknown")
+  /\ view' = [view EXCEPT ![w][i] = rec'[i]]
+  /\ UNCHANGED <<now, up, acks, tgt, lease, prem, crashes, losses, alarm>>
+
+\* A worker re-reads the journal.
+Refresh(w, i) ==
+  /\ up[w] /\ view[w][i] # rec[i] /\ view' = [view EXCEPT ![w][i] = rec[i]]
+  /\ UNCHANGED <<now, rec, dur, up, ans, net, acks, tgt, lease, prem, crashes, losses, sent,
+                 sentPay, alarm>>
+
+"""
+
 VARIANTS: dict[str, list[tuple[str, str]]] = {
     # identity derived from the payload: a re-decided amount is a new effect
     "NoIdentity": [
@@ -54,6 +84,20 @@ VARIANTS: dict[str, list[tuple[str, str]]] = {
     "LateLookupNoAskedAt": [
         ("  /\\ Late(i, ans[w][i].found, ans[w][i].asked >= rec[i].claim)",
          "  /\\ Late(i, ans[w][i].found, TRUE)   \\* BROKEN: asked_at ignored"),
+    ],
+    # two workers, no conditional append: recovery acts on a stale view of the journal
+    "StaleView": [
+        ("  alarm      \\* history: the kernel raised an invariant alert (K7)",
+         "  alarm,     \\* history: the kernel raised an invariant alert (K7)\n"
+         "  view       \\* BROKEN: each worker's own copy of the journal"),
+        ("          sent, sentPay, alarm>>\n", "          sent, sentPay, alarm, view>>\n"),
+        ("  /\\ alarm = FALSE\n",
+         "  /\\ alarm = FALSE\n  /\\ view = [w \\in Workers |-> [i \\in Ids |-> NoRec]]\n"),
+        ("Dispatch(w, i) \\/ Recover(w, i) \\/ Lookup(w, i)", "Dispatch(w, i) \\/ Lookup(w, i)"),
+        ("Next == KernelNext \\/ EnvNext",
+         "Next == \\/ (KernelNext \\/ EnvNext) /\\ UNCHANGED view\n"
+         "        \\/ \\E w \\in Workers, i \\in Ids : StaleRecover(w, i) \\/ Refresh(w, i)"),
+        ("\nInit ==\n", "\n" + STALE_RECOVER + "Init ==\n"),
     ],
 }
 
