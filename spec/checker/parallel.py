@@ -10,7 +10,9 @@ finds a violation, the caller re-runs sequentially to get TLC's shortest
 trace and counts at the moment of the error.
 """
 import multiprocessing as mp
+import pickle
 import sys
+import threading
 
 from .bfs import PY_ERRORS, print_progress, sharer
 from .errors import TLAError
@@ -92,20 +94,20 @@ def worker_main(wid, workers, inboxes, control, reports):
 
 
 class PairLink:
-    """Two workers over one pipe: the first sends then receives, the other the reverse."""
+    """Two workers over one duplex pipe. Each pickles its batch, writes it from a helper
+    thread (the write releases the GIL) while reading the other's batch, then unpickles."""
 
     def __init__(self, conn, first):
         self.conn = conn
         self.first = first
 
     def exchange(self, outgoing):
-        batch = outgoing[1] if self.first else outgoing[0]
-        if self.first:
-            self.conn.send(batch)
-            return [self.conn.recv()]
-        incoming = self.conn.recv()
-        self.conn.send(batch)
-        return [incoming]
+        data = pickle.dumps(outgoing[1] if self.first else outgoing[0], pickle.HIGHEST_PROTOCOL)
+        writer = threading.Thread(target=self.conn.send_bytes, args=(data,))
+        writer.start()
+        incoming = self.conn.recv_bytes()
+        writer.join()
+        return [pickle.loads(incoming)]
 
 
 class QueueLinks:
