@@ -74,6 +74,15 @@ def at_put_code(f, key, value):
     return f"_rt.at_put({f}, {key}, {value})"
 
 
+def guarded_block(cond, lines):
+    """`if cond:` around lines; when lines are one bare `if c2:` block, merge the tests
+    (long conjunction lists would otherwise nest past Python's indentation limit)."""
+    if lines and lines[0].startswith("if ") and lines[0].endswith(":") and \
+            all(line.startswith("    ") for line in lines[1:]):
+        return [f"if ({cond}) and ({lines[0][3:-1]}):"] + lines[1:]
+    return [f"if {cond}:"] + indent(lines or ["pass"])
+
+
 def class_code(code, ns=None):
     if code == "()":
         return "tuple"
@@ -342,7 +351,7 @@ class Compiler:
             return k(cx)
         if code == "False":
             return []
-        return [f"if {code}:"] + indent(k(cx) or ["pass"])
+        return guarded_block(code, k(cx))
 
     def conj_envs(self, node, envs, cx, k):
         if not envs:

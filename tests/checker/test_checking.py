@@ -42,6 +42,13 @@ def test_invariant_violation_trace_and_labels(run_spec):
     assert r.trace[-1][1]["x"] == 2
 
 
+def test_long_guard_lists_compile(run_spec):
+    guards = "\n        /\\ ".join(f"x # {i + 1000}" for i in range(150))
+    body = f"VARIABLE x\nInit == x = 0\nNext == /\\ {guards}\n        /\\ x' = (x + 1) % 5\n"
+    r = run_spec(body)
+    assert (r.result, r.distinct_states) == ("ok", 5), r.error
+
+
 def test_self_loop_is_not_a_deadlock(run_spec):
     r = run_spec("VARIABLE x\nInit == x = 0\nNext == UNCHANGED x\n")
     assert (r.result, r.distinct_states, r.states_generated) == ("ok", 1, 2)
