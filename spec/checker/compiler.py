@@ -13,6 +13,7 @@ point, so no runtime bookkeeping is needed. Zero-arity definitions that do
 not depend on the state are evaluated once and injected as constants.
 """
 import ast
+import contextlib
 import re
 
 from . import rt
@@ -34,6 +35,7 @@ LOCAL_NAME = re.compile(r"\b(s|c_\d+|n_\d+|b_\w+|at_\d+|tup_\d+|self_\w+|key_\d+
 SIMPLE_CODE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$|-?\d+$|'[^'\\\\]*'$|\(\)$")
 
 
+UNROLL_BUDGET = 128  # at most this many copies of a body through nested unrolled quantifiers
 NOV = object()  # "no value": a hoisted application that must be redone by _ap
 
 
@@ -170,6 +172,7 @@ class Compiler:
         self.keepalive = []
         self.fold_cache = {}
         self.hoists = []
+        self.unroll_factor = 1
         self.ns["_NOV"] = NOV
         for fname in dir(rt):
             if not fname.startswith("_"):
@@ -322,7 +325,8 @@ class Compiler:
         if kind == "Quantification" and node.quantifier == "\\A":
             unrolled = self.unroll(node.declarations, env, cx, limit=64)
             if unrolled is not None:
-                return self.conj_envs(node.predicate, unrolled, cx.but(open=False), k)
+                with self.unrolling(unrolled):
+                    return self.conj_envs(node.predicate, unrolled, cx.but(open=False), k)
             if self.mentions_prime(node):
                 raise self.err("unsupported: \\A over a non-constant or large set in an action "
                                "that assigns primed variables", node, env)
@@ -392,8 +396,9 @@ class Compiler:
         unrolled = self.unroll(node.declarations, env, cx)
         if unrolled is not None:
             out = []
-            for env2 in unrolled:
-                out += self.act(node.predicate, env2, cx, k)
+            with self.unrolling(unrolled):
+                for env2 in unrolled:
+                    out += self.act(node.predicate, env2, cx, k)
             return out
         loops, env2, cx2 = self.bind_decls(node.declarations, env, cx)
         inner = self.act(node.predicate, env2, cx2, k) or ["pass"]
@@ -761,9 +766,19 @@ class Compiler:
                 if len(envs) > limit:
                     return None
             pending = []
-        if pending:
+        if pending or len(envs) * self.unroll_factor > UNROLL_BUDGET:
             return None
         return envs
+
+    @contextlib.contextmanager
+    def unrolling(self, envs):
+        """Track how many copies nested unrolling makes (kept under UNROLL_BUDGET)."""
+        factor = max(1, len(envs))
+        self.unroll_factor *= factor
+        try:
+            yield
+        finally:
+            self.unroll_factor //= factor
 
     def bind_decls(self, decls, env, cx):
         """Bounded declarations -> for-clause headers, extended env and context."""
@@ -809,7 +824,8 @@ class Compiler:
         unrolled = self.unroll(node.declarations, env, cx)
         if unrolled is not None:
             joiner = " and " if node.quantifier == "\\A" else " or "
-            parts = [self.ex(node.predicate, e, cx) for e in unrolled]
+            with self.unrolling(unrolled):
+                parts = [self.ex(node.predicate, e, cx) for e in unrolled]
             if not parts:
                 return "True" if node.quantifier == "\\A" else "False"
             return "(" + joiner.join(parts) + ")"
