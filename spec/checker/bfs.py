@@ -220,6 +220,7 @@ class Explorer:
                 guarded(next_fn, s, emit, what="the next-state relation",
                         where=m.where(m.cfg.next or m.cfg.spec))
             self.generated += len(succ)
+            level[0] = depth + 1  # TLCGet("level") of the successors being checked
             if not succ and deadlock:
                 return ("deadlock", None, idx, None)
             if fast:

@@ -1231,6 +1231,8 @@ class Compiler:
         if name == "TLCGet":
             if len(args) != 1:
                 raise self.err("TLCGet expects 1 argument", node, env)
+            if cx.mode == "const":
+                raise NeedsState()
             return f"_rt_tlcget({self.ex(args[0], env, cx)}, _tlc_level)"
         if name == "JavaTime":
             return "0"

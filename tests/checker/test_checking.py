@@ -230,6 +230,18 @@ def test_two_workers_agree_with_one(tmp_path):
     assert one.distinct_states > 20
 
 
+def test_tlcget_level_in_constraint(run_spec):
+    body = """
+    VARIABLE x
+    Init == x = 0
+    Next == x' = x + 1
+    Lim == TLCGet("level") <= 5
+    Inv == x = TLCGet("level") - 1
+    """
+    r = run_spec(body, "INIT Init\nNEXT Next\nCONSTRAINT Lim\nINVARIANT Inv\n")
+    assert (r.result, r.distinct_states, r.depth) == ("ok", 5, 5), r.error
+
+
 def test_print_and_tlcget(run_spec, capsys):
     body = """
     VARIABLE x
