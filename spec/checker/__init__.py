@@ -38,6 +38,12 @@ Lower level (what the functions above use; stable for other tools):
     m.invariants                 # [(name, fn(state) -> bool)]
     m.constraints, m.action_constraints, m.view_fn, m.symmetry, m.check_deadlock
 
+Not supported (reported as errors naming the construct): unbounded quantifiers and
+CHOOSE, temporal quantifiers (\\EE, \\AA), -+->, \\cdot, general LTL beyond []P, <>P,
+[]<>P, <>[]P, P ~> Q, [][A]_v, WF/SF (and conjunctions / \\A x \\in S of these),
+\\A over a non-constant set in an action that assigns variables, RECURSIVE operators
+with operator parameters, real numbers, TLC's -simulate and checkpointing.
+
 TLA+ values are Python objects: int, bool, str, frozenset (or lazy sets),
 tuple (any function with domain 1..n, so sequences), FnDict (other functions
 and records; `.d` is the dict), ModelValue. Equal values compare equal and
