@@ -17,7 +17,8 @@ IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
 KNOWN = set(BUILTIN_FUNCS) | set(BUILTIN_HIGHER) | set(BUILTIN_VALUES) | {
     "TLCGet", "TLCSet", "JavaTime", "Any", "TRUE", "FALSE"} | set(_langdef.KEYWORDS)
 BINDERS = {"Quantification": "declarations", "SetComprehension": "declarations",
-           "Function": "declaration", "SetSlice": "declaration", "Choose": "declaration"}
+           "Function": "declaration", "SetSlice": "declaration", "Choose": "declaration",
+           "TemporalQuantification": "declarations"}
 
 
 def check_names(loader, root, env):
