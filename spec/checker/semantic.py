@@ -21,13 +21,58 @@ BINDERS = {"Quantification": "declarations", "SetComprehension": "declarations",
            "TemporalQuantification": "declarations"}
 
 
+# What each standard module makes visible, counting its LOCAL INSTANCEs generously, and
+# which module defines each builtin: a builtin is reported unknown only when no module
+# that could provide it is extended or instantiated anywhere in the spec.
+PROVIDES = {"Naturals": {"Naturals"}, "Integers": {"Integers", "Naturals"},
+            "Reals": {"Reals", "Integers", "Naturals"}, "Sequences": {"Sequences", "Naturals"},
+            "FiniteSets": {"FiniteSets", "Naturals", "Sequences"},
+            "TLC": {"TLC", "Naturals", "Sequences", "FiniteSets"},
+            "Bags": {"Bags", "Naturals", "FiniteSets", "Sequences", "TLC"}}
+for _ext in ("TLCExt", "SequencesExt", "FiniteSetsExt"):
+    PROVIDES[_ext] = {"TLC", "Naturals", "Sequences", "FiniteSets", _ext}
+HOME = {}
+for _name in ("Nat", "+", "-", "*", "^", "<", ">", "<=", ">=", "=<", "\\leq", "\\geq", "%",
+              "\\div", ".."):
+    HOME[_name] = "Naturals"
+HOME["Int"] = "Integers"
+for _name in ("Seq", "Len", "Append", "Head", "Tail", "SubSeq", "SelectSeq", "\\o", "\\circ"):
+    HOME[_name] = "Sequences"
+for _name in ("Cardinality", "IsFiniteSet"):
+    HOME[_name] = "FiniteSets"
+for _name in (":>", "@@", "Print", "PrintT", "Assert", "Permutations", "TLCGet", "TLCSet",
+              "ToString", "JavaTime", "SortSeq", "TLCEval"):
+    HOME[_name] = "TLC"
+for _name in ("EmptyBag", "IsABag", "BagToSet", "SetToBag", "BagIn", "CopiesIn",
+              "BagCardinality", "BagUnion", "(+)", "(-)", "\\oplus", "\\ominus", "\\sqsubseteq"):
+    HOME[_name] = "Bags"
+
+
+def visible_standard_modules(loader):
+    """Standard modules named in any EXTENDS or INSTANCE of the loaded modules."""
+    named = set()
+    for mod in loader.modules.values():
+        if mod is None:
+            continue
+        named |= set(mod.extends)
+        named |= {i.name for i in mod.instances}
+        for unit in mod.tree.units or []:
+            if name_of(unit) == "OperatorDefinition" and name_of(unit.definiens) == "Instance":
+                named.add(unit.definiens.name)
+    out = set()
+    for name in named:
+        out |= PROVIDES.get(name, set())
+    return out
+
+
 def check_names(loader, root, env):
+    std = visible_standard_modules(loader)
     for mod in flatten_modules(loader, root):
         for unit in mod.tree.units or []:
             if name_of(unit) != "OperatorDefinition" or name_of(unit.definiens) == "Instance":
                 continue
             bound = {param_name(p) for p in unit.arity or []}
-            Walker(env, mod.path).walk(unit.definiens, bound)
+            Walker(env, mod.path, std).walk(unit.definiens, bound)
 
 
 def param_name(p):
@@ -35,9 +80,10 @@ def param_name(p):
 
 
 class Walker:
-    def __init__(self, env, path):
+    def __init__(self, env, path, std):
         self.env = env
         self.path = path
+        self.std = std
 
     def fail(self, msg, node):
         raise TLAError(msg, pos(node, self.path))
@@ -73,6 +119,11 @@ class Walker:
     def walk_app(self, node, bound, as_argument=False):
         name = node.operator
         args = node.arguments or []
+        home = HOME.get(name)
+        if home is not None and home not in self.std and name not in bound \
+                and name not in self.env and not (name == "-" and len(args) == 1):
+            self.fail(f"unknown operator {name} (defined in the standard module {home}, "
+                      f"which the spec does not extend)", node)
         if IDENT.match(name) and name not in bound:
             b = self.env.get(name)
             if b is None and name not in KNOWN:

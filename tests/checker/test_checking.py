@@ -280,6 +280,14 @@ def test_error_paths(run_spec):
         assert "Traceback" not in r.error
 
 
+def test_standard_operator_without_extends(run_spec):
+    body = "VARIABLE x\nInit == x = <<>>\nNext == x' = Append(x, 1)\n"
+    r = run_spec(body, extends="EXTENDS Naturals\n")
+    assert r.result == "error" and "Append" in r.error and "Sequences" in r.error
+    r = run_spec("VARIABLE x\nInit == x = 0\nNext == x' = x + 1\n", extends="")
+    assert r.result == "error" and "unknown operator +" in r.error
+
+
 def test_cfg_naming_undefined_operator(run_spec):
     r = run_spec(COUNTER, "INIT Init\nNEXT Next\nINVARIANT Missing\n")
     assert r.result == "error" and "Missing" in r.error and "not defined" in r.error
