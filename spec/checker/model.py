@@ -96,6 +96,12 @@ class Model:
                                f"the spec", self.cfg.positions.get(name))
             if isinstance(self.env[name], DefB):
                 self.env[name] = ConstB(self.compiler.inject(value, name))
+        names = list(self.cfg.substitutions) + list(self.cfg.constants)
+        overridden = {n: self.env[n] for n in names}
+        for env in {id(b.env): b.env for b in self.env.values() if isinstance(b, DefB)}.values():
+            for n, b in overridden.items():
+                if isinstance(env.get(n), DefB):
+                    env[n] = b
         proxy.update(self.env)
 
     def definition(self, name, what):
