@@ -172,15 +172,22 @@ class Transition(NamedTuple):
     commands: tuple[Command, ...]
 
 
+def _moved(effect: Effect, state: State, executed: Executed, reason: str | None) -> Effect:
+    """The effect in a new state (a positional build: NamedTuple._replace is slow)."""
+    return Effect(effect.proposal, state, effect.attempts, effect.first_sent_at,
+                  effect.claim_until, executed, reason, effect.authorized)
+
+
 def _entry(kind: str, effect: Effect, now: int, **fields: Any) -> dict[str, Any]:
     return {"kind": kind, "effect_id": effect.proposal.effect_id, "ts": now, **fields}
 
 
 def _checks(now: int, lease: Lease, facts: Mapping[str, JSON], p: Proposal) -> dict[str, Any]:
     """What was checked at a decision point, as recorded in the journal."""
+    live = not lease.revoked and now < lease.expires_at and lease.id == p.lease
     return {"lease": {"id": lease.id, "expires_at": lease.expires_at, "revoked": lease.revoked,
-                      "live": lease.live(now) and lease.id == p.lease},
-            "facts": {k: facts.get(k) for k in sorted(p.premises)},
+                      "live": live},
+            "facts": {k: facts.get(k) for k in p.premise_names},
             "stale": stale_premises(p.premises, facts)}
 
 
@@ -194,7 +201,7 @@ def _refusal(checks: dict[str, Any]) -> str | None:
 
 def _refuse(effect: Effect, now: int, reason: str, executed: Executed = Executed.FALSE,
             **evidence: Any) -> Transition:
-    done = effect._replace(state=State.REFUSED, reason=reason, executed=executed)
+    done = _moved(effect, State.REFUSED, executed, reason)
     entry = _entry("REFUSED", effect, now, reason=reason, executed=executed.value, **evidence)
     return Transition(done, (Append(entry, fsync=True),))
 
@@ -203,10 +210,12 @@ def _refuse(effect: Effect, now: int, reason: str, executed: Executed = Executed
 
 def _propose(effect: Effect | None, ev: Propose) -> Transition:
     p = ev.proposal
-    new = Effect(proposal=p, state=State.PROPOSED)
-    entry = _entry("PROPOSED", new, ev.now, payload=p.payload, payload_digest=p.payload_digest,
-                   key=p.key, premises=dict(p.premises), lease=p.lease, target=p.target,
-                   capabilities=p.capabilities.as_json(), timing=p.timing.as_json())
+    new = Effect(p, State.PROPOSED)
+    caps, timing = p.recorded_setup
+    entry = {"kind": "PROPOSED", "effect_id": p.effect_id, "ts": ev.now, "payload": p.payload,
+             "payload_digest": p.payload_digest, "key": p.key, "premises": dict(p.premises),
+             "lease": p.lease, "target": p.target, "capabilities": dict(caps),
+             "timing": dict(timing)}
     return Transition(new, (Append(entry, fsync=False),))
 
 
@@ -229,7 +238,7 @@ def _authorize(effect: Effect, ev: Authorize) -> Transition:
     refusal = _refusal(checks)
     if refusal:
         return _refuse(effect, ev.now, refusal, checks=checks)
-    done = effect._replace(state=State.AUTHORIZED, authorized=checks)
+    done = Effect(effect.proposal, State.AUTHORIZED, authorized=checks)
     return Transition(done, (Append(_entry("AUTHORIZED", effect, ev.now, checks=checks),
                                     fsync=False),))
 
@@ -242,9 +251,9 @@ def _send(effect: Effect, now: int, checks: dict[str, Any], phase: str,
     deadline = now + timing.send_timeout
     claim_until = deadline + timing.settle_margin
     first = effect.first_sent_at if effect.first_sent_at is not None else now
-    done = effect._replace(state=State.DISPATCHED, attempts=attempt, first_sent_at=first,
-                           claim_until=claim_until, executed=Executed.UNKNOWN,
-                           authorized=checks if phase == "dispatch" else effect.authorized)
+    done = Effect(effect.proposal, State.DISPATCHED, attempt, first, claim_until,
+                  Executed.UNKNOWN, None,
+                  checks if phase == "dispatch" else effect.authorized)
     evidence = {"lookup": lookup.as_json()} if lookup is not None else {}
     entry = _entry("DISPATCHED", effect, now, attempt=attempt, phase=phase, deadline=deadline,
                    claim_until=claim_until, first_sent_at=first, checks=checks, **evidence)
@@ -264,7 +273,7 @@ def _dispatch(effect: Effect, ev: Dispatch) -> Transition:
 def _ack(effect: Effect, ev: Ack) -> Transition:
     if not 1 <= ev.attempt <= effect.attempts:
         raise IllegalTransition(effect.state, ev, f"no attempt {ev.attempt} was sent")
-    done = effect._replace(state=State.COMMITTED, executed=Executed.TRUE, reason="ack")
+    done = _moved(effect, State.COMMITTED, Executed.TRUE, "ack")
     entry = _entry("COMMITTED", effect, ev.now, via="ack", attempt=ev.attempt)
     return Transition(done, (Append(entry, fsync=True),))
 
@@ -278,14 +287,14 @@ def _recover(effect: Effect, ev: Recover) -> Transition:
     if d.action == "query":
         return Transition(effect, (Query(effect.effect_id),))
     if d.action == "commit":
-        done = effect._replace(state=State.COMMITTED, executed=Executed.TRUE, reason=d.reason)
+        done = _moved(effect, State.COMMITTED, Executed.TRUE, d.reason)
         entry = _entry("COMMITTED", effect, ev.now, via="lookup", **evidence)
         return Transition(done, (Append(entry, fsync=True),))
     if d.action == "refuse":
         return _refuse(effect, ev.now, d.reason, Executed.FALSE, checks=checks, **evidence)
     if d.action == "resend":
         return _send(effect, ev.now, checks, "recovery", ev.lookup)
-    done = effect._replace(state=State.AMBIGUOUS, executed=Executed.UNKNOWN, reason=d.reason)
+    done = _moved(effect, State.AMBIGUOUS, Executed.UNKNOWN, d.reason)
     entry = _entry("AMBIGUOUS", effect, ev.now, reason=d.reason, checks=checks, **evidence)
     return Transition(done, (Append(entry, fsync=True), Surface(effect.effect_id, d.reason)))
 

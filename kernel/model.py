@@ -129,6 +129,10 @@ class Proposal:
     target: str = "target"
     effect_id: str = field(init=False)
     payload_digest: str = field(init=False)
+    premise_names: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    # The capabilities and timing as journaled, computed once (copied into each entry).
+    recorded_setup: tuple[dict[str, Any], dict[str, Any]] = field(init=False, repr=False,
+                                                                   compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.premises, Mapping):
@@ -136,6 +140,9 @@ class Proposal:
         self.timing.validate(self.capabilities)
         object.__setattr__(self, "effect_id", effect_id(self.payload, self.key))
         object.__setattr__(self, "payload_digest", payload_digest(self.payload))
+        object.__setattr__(self, "premise_names", tuple(sorted(self.premises)))
+        object.__setattr__(self, "recorded_setup",
+                           (self.capabilities.as_json(), self.timing.as_json()))
 
 
 _MISSING = object()  # a fact nobody observed: unequal to every JSON value
