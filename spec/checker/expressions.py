@@ -1,0 +1,456 @@
+"""Compilation of TLA+ expressions into Python expressions.
+
+`ex(node, env, cx)` returns Python source; one `ex_<NodeKind>` method per
+syntax-tree node kind. Bound variables become fresh locals of generator
+expressions, comprehensions or lambdas; quantifiers over small constant sets
+are unrolled; any generated expression that mentions no local name is
+evaluated once at compile time and replaced by its value.
+"""
+import ast
+import contextlib
+
+from .codegen import (
+    BOOLEAN_SET,
+    FOLDABLE,
+    LOCAL_NAME,
+    SIMPLE_BINARY,
+    SIMPLE_CODE,
+    SIMPLE_PREFIX,
+    TEMPORAL,
+    UNROLL_BUDGET,
+    Cx,
+    class_code,
+    env_for_sets,
+    flatten_cross,
+    name_of,
+)
+from .errors import TLAError
+from .frontend import canonical_op, pos
+from .scope import ConstB, DefB, InstB, LocalB
+from .values import STRING, FnSet, LazySet
+
+
+class ExpressionCompiler:
+    """Mixin of Compiler: the expression side of the generator."""
+
+    # --- expressions ----------------------------------------------------------
+    def ex(self, node, env, cx):
+        if isinstance(node, str):
+            if node == "@":
+                b = env.get("@")
+                if b is None:
+                    raise TLAError("@ used outside EXCEPT")
+                return b.pyname
+            raise TLAError(f"unsupported syntax {node!r}")
+        kind = name_of(node)
+        method = getattr(self, "ex_" + kind, None)
+        if method is None:
+            raise self.err(f"unsupported construct {kind}", node, env)
+        code = method(node, env, cx)
+        if kind in FOLDABLE and cx.mode != "const":
+            return self.fold_code(code)
+        return code
+
+    def fold_code(self, code):
+        """Evaluate a generated expression that mentions no local name once, now."""
+        if code in self.fold_cache:
+            return self.fold_cache[code]
+        result = code
+        if not LOCAL_NAME.search(code) and not code.isidentifier():
+            try:
+                value = eval(compile(code.replace("_rt.", "_rt_"), "<fold>", "eval"), self.ns)
+                result = self.literal(value)
+            except Exception:  # errors stay where TLC would raise them: at run time
+                result = code
+        self.fold_cache[code] = result
+        return result
+
+    def ex_Py(self, node, env, cx):
+        return node.pyname
+
+    def ex_Parentheses(self, node, env, cx):
+        return self.ex(node.expression, env, cx)
+
+    def ex_IntegralNumeral(self, node, env, cx):
+        return str(int(node.value))
+
+    def ex_StringLiteral(self, node, env, cx):
+        return repr(ast.literal_eval(node.value))
+
+    def ex_BooleanLiteral(self, node, env, cx):
+        return "True" if node.value == "TRUE" else "False"
+
+    def ex_SetOfBooleans(self, node, env, cx):
+        return self.inject(BOOLEAN_SET, "BOOLEAN")
+
+    def ex_SetOfStrings(self, node, env, cx):
+        return self.inject(STRING, "STRING")
+
+    def ex_Tuple(self, node, env, cx):
+        items = [self.ex(i, env, cx) for i in node.items]
+        return "(" + "".join(i + ", " for i in items) + ")"
+
+    def ex_SetEnumeration(self, node, env, cx):
+        items = [self.ex(i, env, cx) for i in node.items]
+        if not items:
+            return "frozenset()"
+        return "_rt.mkset((" + "".join(i + ", " for i in items) + "))"
+
+    def ex_VerticalList(self, node, env, cx):
+        joiner = " and " if node.operator == "/\\" else " or "
+        return "(" + joiner.join(self.ex(it.expression, env, cx) for it in node.arguments) + ")"
+
+    def ex_VerticalItem(self, node, env, cx):
+        return self.ex(node.expression, env, cx)
+
+    def ex_If(self, node, env, cx):
+        c, t, e = (self.ex(n, env, cx) for n in (node.predicate, node.then, node.else_))
+        return f"({t} if {c} else {e})"
+
+    def ex_Cases(self, node, env, cx):
+        if node.other is not None:
+            out = self.ex(node.other, env, cx)
+        else:
+            where = "{}:{}:{}".format(*pos(node, env.get(" path", "?")))
+            out = f"_rt.case_fail({where!r})"
+        for item in reversed(node.cases):
+            c = self.ex(item.predicate, env, cx)
+            e = self.ex(item.expression, env, cx)
+            out = f"({e} if {c} else {out})"
+        return out
+
+    def ex_Let(self, node, env, cx):
+        return self.ex(node.expression, self.let_env(node, env), cx)
+
+    def ex_Field(self, node, env, cx):
+        r = self.ex(node.expression, env, cx)
+        if r.isidentifier():
+            key = repr(node.name)
+            return f"({r}.d[{key}] if {r}.__class__ is _FnDict and {key} in {r}.d " \
+                   f"else _ap({r}, {key}))"
+        return f"_ap({r}, {node.name!r})"
+
+    def ex_FunctionApplication(self, node, env, cx):
+        f = self.ex(node.function, env, cx)
+        args = [self.ex(a, env, cx) for a in node.arguments]
+        key = args[0] if len(args) == 1 else "(" + ", ".join(args) + ",)"
+        return self.apply_code(f, key)
+
+    def ex_Record(self, node, env, cx):
+        pairs = ", ".join(f"({k!r}, {self.ex(v, env, cx)})" for k, v in node.key_values)
+        return f"_rt.rec(({pairs},))"
+
+    def ex_SetOfRecords(self, node, env, cx):
+        pairs = ", ".join(f"({kb.name!r}, {self.ex(kb.bound, env, cx)})"
+                          for kb in node.key_bounds)
+        return f"_rt.recset(({pairs},))"
+
+    def ex_SetOfFunctions(self, node, env, cx):
+        return f"_rt.fnset({self.ex(node.domain, env, cx)}, {self.ex(node.codomain, env, cx)})"
+
+    def ex_Except(self, node, env, cx):
+        code = self.ex(node.function, env, cx)
+        for change in node.changes:
+            keys = []
+            for item in change.item:
+                if isinstance(item, str):
+                    keys.append(repr(item))
+                else:
+                    parts = [self.ex(a, env, cx) for a in item]
+                    keys.append(parts[0] if len(parts) == 1 else "(" + ", ".join(parts) + ",)")
+            at = self.fresh("at")
+            env2 = dict(env)
+            simple = len(keys) == 1 and SIMPLE_CODE.match(code) and SIMPLE_CODE.match(keys[0])
+            env2["@"] = LocalB(self.apply_code(code, keys[0]) if simple else at)
+            value = self.ex(change.expression, env2, cx.but(locals=cx.locals + (at,)))
+            if len(keys) == 1 and at not in value:
+                code = self.at_put_code(code, keys[0], value)
+            else:
+                code = f"_rt.except_({code}, ({', '.join(keys)},), lambda {at}: {value})"
+        return code
+
+    def literal(self, value):
+        """Python source for a constant value (a literal when possible)."""
+        if value.__class__ in (int, bool, str):
+            return repr(value) if not (value.__class__ is int and value < 0) else f"({value})"
+        return self.inject(value, "f")
+
+    def unroll(self, decls, env, cx, limit=27):
+        """Environments for each binding when every bound set is a small constant set."""
+        if cx.mode == "const":
+            return None
+        envs = [env]
+        pending = []
+        for d in decls:
+            if not (name_of(d) == "OperatorApplication" and d.operator == "\\in" and d.arguments):
+                if name_of(d) != "OperatorApplication" or d.arguments:
+                    return None
+                pending.append(d)
+                continue
+            target, set_node = d.arguments
+            if name_of(target) != "OperatorApplication":
+                return None
+            code = self.ex(set_node, env, cx)
+            value = self.ns.get(code)
+            if value.__class__ is not frozenset or len(value) > 8:
+                return None
+            from .values import sort_key
+            items = [self.literal(v) for v in sorted(value, key=sort_key)]
+            for t in pending + [target]:
+                envs = [dict(e, **{t.operator: ConstB(item)}) for e in envs for item in items]
+                if len(envs) > limit:
+                    return None
+            pending = []
+        if pending or len(envs) * self.unroll_factor > UNROLL_BUDGET:
+            return None
+        return envs
+
+    @contextlib.contextmanager
+    def unrolling(self, envs):
+        """Track how many copies nested unrolling makes (kept under UNROLL_BUDGET)."""
+        factor = max(1, len(envs))
+        self.unroll_factor *= factor
+        try:
+            yield
+        finally:
+            self.unroll_factor //= factor
+
+    def bind_decls(self, decls, env, cx):
+        """Bounded declarations -> for-clause headers, extended env and context."""
+        env = dict(env)
+        pending = []
+        headers = []
+        locals_ = cx.locals
+        for d in decls:
+            if name_of(d) == "OperatorApplication" and d.operator == "\\in" and d.arguments:
+                target, set_node = d.arguments
+                s = self.ex(set_node, env_for_sets(env, pending), cx)
+                names = pending + [target]
+                pending = []
+                for t in names:
+                    if name_of(t) == "Tuple":
+                        tmp = self.fresh("tup")
+                        pys = [self.fresh("b_" + i.operator) for i in t.items]
+                        headers.append(f"for {tmp} in _enum({s})")
+                        headers.append(f"for ({', '.join(pys)},) in ({tmp},)")
+                        for i, py in zip(t.items, pys, strict=False):
+                            env[i.operator] = LocalB(py)
+                        locals_ += tuple(pys) + (tmp,)
+                    else:
+                        py = self.fresh("b_" + t.operator)
+                        it = s if isinstance(self.ns.get(s), frozenset) else f"_enum({s})"
+                        if s.startswith("_rt.interval("):
+                            it = "_rt.irange(" + s[len("_rt.interval("):]
+                        headers.append(f"for {py} in {it}")
+                        env[t.operator] = LocalB(py)
+                        locals_ += (py,)
+            elif name_of(d) == "OperatorApplication" and not d.arguments:
+                pending.append(d)
+            elif name_of(d) == "Tuple":
+                pending.append(d)
+            else:
+                raise self.err("unbounded quantifier or unsupported declaration", d, env)
+        if pending:
+            raise self.err("unbounded quantification is not supported (use \\in S)",
+                           pending[0], env)
+        return headers, env, cx.but(locals=locals_)
+
+    def ex_Quantification(self, node, env, cx):
+        unrolled = self.unroll(node.declarations, env, cx)
+        if unrolled is not None:
+            joiner = " and " if node.quantifier == "\\A" else " or "
+            with self.unrolling(unrolled):
+                parts = [self.ex(node.predicate, e, cx) for e in unrolled]
+            if not parts:
+                return "True" if node.quantifier == "\\A" else "False"
+            return "(" + joiner.join(parts) + ")"
+        headers, env2, cx2 = self.bind_decls(node.declarations, env, cx)
+        body = self.ex(node.predicate, env2, cx2)
+        fn = "all" if node.quantifier == "\\A" else "any"
+        return f"{fn}({body} {' '.join(headers)})"
+
+    def ex_SetSlice(self, node, env, cx):
+        headers, env2, cx2 = self.bind_decls([node.declaration], env, cx)
+        target = node.declaration.arguments[0]
+        if name_of(target) == "Tuple":
+            elem = headers[0].split()[1]
+        else:
+            elem = env2[target.operator].pyname
+        body = self.ex(node.predicate, env2, cx2)
+        eager = f"frozenset([{elem} {' '.join(headers)} if {body}])"
+        set_code = self.ex(node.declaration.arguments[1], env, cx)
+        value = self.ns.get(set_code)
+        if name_of(target) != "Tuple" and isinstance(value, LazySet) and not value.finite:
+            return f"_rt.filter_set({set_code}, lambda {elem}: {body})"
+        return eager
+
+    def ex_SetComprehension(self, node, env, cx):
+        headers, env2, cx2 = self.bind_decls(node.declarations, env, cx)
+        body = self.ex(node.item, env2, cx2)
+        return f"_rt.mkset([{body} {' '.join(headers)}])"
+
+    def ex_Function(self, node, env, cx):
+        headers, env2, cx2 = self.bind_decls(node.declaration, env, cx)
+        key = self.decl_key(node.declaration, env2, headers)
+        body = self.ex(node.value, env2, cx2)
+        return f"_rt.make_fn({{{key}: {body} {' '.join(headers)}}})"
+
+    def decl_key(self, decls, env2, headers):
+        names = []
+        for d in decls:
+            if name_of(d) == "OperatorApplication" and d.operator == "\\in" and d.arguments:
+                names.append(d.arguments[0])
+            else:
+                names.append(d)
+        parts = []
+        for t in names:
+            if name_of(t) == "Tuple":
+                parts.append("(" + "".join(env2[i.operator].pyname + ", " for i in t.items) + ")")
+            else:
+                parts.append(env2[t.operator].pyname)
+        return parts[0] if len(parts) == 1 else "(" + ", ".join(parts) + ",)"
+
+    def ex_Choose(self, node, env, cx):
+        decl = node.declaration
+        if not (name_of(decl) == "OperatorApplication" and decl.operator == "\\in"):
+            raise self.err("unbounded CHOOSE is not supported", node, env)
+        target, set_node = decl.arguments
+        s = self.ex(set_node, env, cx)
+        env2 = dict(env)
+        if name_of(target) == "Tuple":
+            tmp = self.fresh("tup")
+            pys = [self.fresh("b_" + i.operator) for i in target.items]
+            for i, py in zip(target.items, pys, strict=False):
+                env2[i.operator] = LocalB(py)
+            body = self.ex(node.predicate, env2, cx.but(locals=cx.locals + tuple(pys)))
+            pred = f"lambda {tmp}: [{body} for ({', '.join(pys)},) in ({tmp},)][0]"
+        else:
+            py = self.fresh("b_" + target.operator)
+            env2[target.operator] = LocalB(py)
+            body = self.ex(node.predicate, env2, cx.but(locals=cx.locals + (py,)))
+            pred = f"lambda {py}: {body}"
+        return f"_rt.choose({s}, {pred})"
+
+    def ex_SubscriptedAction(self, node, env, cx):
+        if cx.mode != "action":
+            raise self.err("action expression used where a state expression is required "
+                           "(level error)", node, env)
+        action = self.ex(node.action, env, cx)
+        cur = self.ex(node.subscript, env, cx)
+        new = self.ex(node.subscript, env, cx.but(primed=True))
+        if node.operator == "[":
+            return f"({action} or _eq({new}, {cur}))"
+        return f"({action} and not _eq({new}, {cur}))"
+
+    def ex_Lambda(self, node, env, cx):
+        raise self.err("LAMBDA is only supported as an operator argument", node, env)
+
+    def ex_Fairness(self, node, env, cx):
+        raise self.err("fairness formula used inside an expression (level error)", node, env)
+
+    def ex_SubexpressionReference(self, node, env, cx):
+        target, args, tenv = self.resolve_subexpr(node, env)
+        return self.apply(target, args, env, node, cx)
+
+    def resolve_subexpr(self, node, env):
+        items = node.items
+        cur_env = env
+        for item in items[:-1]:
+            name = item if isinstance(item, str) else item.operator
+            b = self.lookup(name, cur_env, node)
+            if not isinstance(b, InstB):
+                raise self.err(f"{name} is not an instance (unsupported subexpression reference)",
+                               node, env)
+            cur_env = b.env
+        last = items[-1]
+        if isinstance(last, str):
+            return self.lookup(last, cur_env, node), [], cur_env
+        if name_of(last) != "OperatorApplication":
+            raise self.err("unsupported subexpression reference", node, env)
+        b = self.lookup(last.operator, cur_env, last)
+        return b, last.arguments or [], cur_env
+
+    def ex_OperatorApplication(self, node, env, cx):
+        op = canonical_op(node.operator)
+        args = node.arguments or []
+        user = env.get(node.operator)
+        if isinstance(user, DefB) and not node.operator.isidentifier():
+            return self.apply(user, args, env, node, cx)
+        if args and not node.nonfix or (node.nonfix and op in SIMPLE_BINARY):
+            code = self.ex_builtin_op(op, node, args, env, cx)
+            if code is not None:
+                return code
+        binding = self.lookup(node.operator, env, node)
+        return self.apply(binding, args, env, node, cx)
+
+    def ex_builtin_op(self, op, node, args, env, cx):
+        if op in TEMPORAL:
+            raise self.err(f"temporal operator {op} used inside an expression (level error)",
+                           node, env)
+        if len(args) == 2 and op in SIMPLE_BINARY:
+            if op == "\\X":
+                pass
+            a, b = (self.ex(x, env, cx) for x in args)
+            if op in ("=", "#") and SIMPLE_CODE.match(a) and SIMPLE_CODE.match(b):
+                ca, cb = class_code(a, self.ns), class_code(b, self.ns)
+                test = f"({a} == {b} if {ca} is {cb} else _eq({a}, {b}))"
+                return test if op == "=" else f"(not {test})"
+            if op in ("\\in", "\\notin") and isinstance(self.ns.get(b), frozenset):
+                test = f"({a} in {b} or _isin({a}, {b}))"
+                return test if op == "\\in" else f"(not {test})"
+            if op in ("\\in", "\\notin") and isinstance(self.ns.get(b), LazySet):
+                test = self.fnset_member_code(a, b) or f"{b}.contains({a})"
+                return test if op == "\\in" else f"(not {test})"
+            return SIMPLE_BINARY[op].format(a, b)
+        if op == "\\X":
+            parts = flatten_cross(node)
+            return "_rt.cross(" + ", ".join(self.ex(p, env, cx) for p in parts) + ")"
+        if len(args) == 1 and op in SIMPLE_PREFIX:
+            return SIMPLE_PREFIX[op].format(self.ex(args[0], env, cx))
+        if op == "'":
+            return self.ex(args[0], env, self.prime_cx(node, env, cx))
+        if op == "ENABLED":
+            return self.ex_enabled(args[0], env, cx, node)
+        if op == "UNCHANGED":
+            if cx.mode != "action":
+                raise self.err("UNCHANGED used outside an action (level error)", node, env)
+            idx = self.unchanged_vars(args[0], env, node)
+            for i in idx:
+                if i not in cx.assigned:
+                    msg = f"primed variable {self.var_names[i]} is unassigned"
+                    return f"_rt.fail({msg!r})"
+            return "(" + " and ".join([f"n_{i} == c_{i}" for i in idx] or ["True"]) + ")"
+        return None
+
+    def fnset_member_code(self, a, b):
+        """x \\in [1..n -> C] for a constant function set: an unrolled tuple test."""
+        value = self.ns[b]
+        if not (a.isidentifier() and isinstance(value, FnSet)) or \
+                value.cod.__class__ is not frozenset:
+            return None
+        try:
+            n = value.tuple_len()
+        except TLAError:
+            return None
+        if not 0 < n <= 8:
+            return None
+        cod = self.inject(value.cod, "cod")
+        items = " and ".join(f"{a}[{i}] in {cod}" for i in range(n))
+        return f"(({a}.__class__ is tuple and len({a}) == {n} and {items}) or {b}.contains({a}))"
+
+    def prime_cx(self, node, env, cx):
+        if cx.mode != "action":
+            raise self.err("primed expression where none is allowed (level error)", node, env)
+        if cx.primed:
+            raise self.err("double prime is not allowed (level error)", node, env)
+        return cx.but(primed=True)
+
+    def ex_enabled(self, action, env, cx, node):
+        if cx.mode not in ("state", "action"):
+            raise self.err("ENABLED used outside a state context", node, env)
+        fname = self.fresh("enabled")
+        params = ", ".join(("s",) + cx.locals)
+        self.unit(fname, params, lambda: self.act(
+            action, env, Cx("action", locals_=cx.locals), lambda c: ["return True"])
+            + ["return False"], self.unpack())
+        return f"{fname}({params})"
