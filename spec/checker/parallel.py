@@ -13,6 +13,7 @@ import multiprocessing as mp
 import pickle
 import sys
 import threading
+import time
 
 from .bfs import PY_ERRORS, print_progress, sharer
 from .errors import TLAError
@@ -51,6 +52,7 @@ def run_parallel(model, result, workers, progress):
 
 def coordinate(procs, controls, reports, result, progress):
     generated = distinct = depth = 0
+    last = time.monotonic()
     while True:
         frontier = 0
         failed = False
@@ -76,7 +78,8 @@ def coordinate(procs, controls, reports, result, progress):
         depth += 1
         for c in controls:
             c.put("go")
-        if progress:
+        if progress and time.monotonic() - last > 3:
+            last = time.monotonic()
             print_progress(generated, distinct, depth, frontier)
     result.states_generated = generated
     result.distinct_states = distinct
