@@ -86,7 +86,11 @@ def sharer(n):
 
 
 def canonicaliser(model):
-    """key(state): the state, its VIEW, and/or its symmetry representative."""
+    """key(state): the state, its VIEW, and/or its symmetry representative.
+
+    The representative of a state is the permuted copy with the smallest hash (ties
+    broken by the value order), which is the same for every state of an orbit.
+    """
     view = model.view_fn
     maps = model.symmetry
     if not maps and view is None:
@@ -94,13 +98,14 @@ def canonicaliser(model):
 
     def rep(state):
         if maps:
-            best = None
+            best, best_hash = None, None
             for m in maps:
                 cand = permute(state, m)
-                k = sort_key(cand)
-                if best is None or k < best[0]:
-                    best = (k, cand)
-            state = best[1]
+                h = hash(cand)
+                if best is None or h < best_hash or (
+                        h == best_hash and cand != best and sort_key(cand) < sort_key(best)):
+                    best, best_hash = cand, h
+            state = best
         return view(state) if view is not None else state
     return rep
 
