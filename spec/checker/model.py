@@ -253,6 +253,11 @@ class Model:
 
     def invariant_all(self):
         """One compiled function testing every invariant (first failure found separately)."""
+        if getattr(self, "_invariant_all", None) is None:
+            self._invariant_all = self.compile_invariant_all()
+        return self._invariant_all
+
+    def compile_invariant_all(self):
         names = list(dict.fromkeys(self.cfg.invariants))
         combined = self.compiler.state_function(conjunction([ref_node(n) for n in names]),
                                                 self.env, "invariants") if names else None

@@ -27,6 +27,8 @@ def run_parallel(model, result, workers, progress):
     if sys.platform == "win32" or "fork" not in mp.get_all_start_methods():
         return False
     _MODEL = model
+    if model.invariants:
+        model.invariant_all()  # compiled once, before the workers fork
     ctx = mp.get_context("fork")
     if workers == 2:
         left, right = ctx.Pipe()
@@ -128,11 +130,6 @@ class QueueLinks:
         return [self.queue.get() for _ in range(len(outgoing) - 1)]
 
 
-def remember_collision(seen, h, other, t):
-    """Two different states with one hash: keep both (states are never merged)."""
-    seen[h] = other + [t] if other.__class__ is list else [other, t]
-
-
 class Worker:
     def __init__(self, model, wid, workers, inboxes, control, reports):
         self.model = model
@@ -141,27 +138,21 @@ class Worker:
         self.inboxes = inboxes
         self.control = control
         self.reports = reports
-        self.seen = {}  # hash -> state, or a list of states sharing that hash
+        self.seen = set()  # states owned, received or already sent to their owner
         self.share = sharer(len(model.var_names))
+        self.inv_all = model.invariant_all() if model.invariants else None
 
     def first_sight(self, t):
-        """Record t; False if it was seen before. Stores (and lists) the shared copy."""
-        h = hash(t)
-        other = self.seen.get(h)
-        if other is None:
-            self.seen[h] = self.share(t)
-            return True
-        if other == t or (other.__class__ is list and t in other):
-            return False
-        remember_collision(self.seen, h, other, self.share(t))
-        return True
+        """Record t and return its shared copy, or None if it was seen before."""
+        if t in self.seen:
+            return None
+        t = self.share(t)
+        self.seen.add(t)
+        return t
 
     def admit(self, t):
         """A new owned state: check the invariants (True if all hold)."""
-        for _name, inv in self.model.invariants:
-            if inv(t) is not True:
-                return False
-        return True
+        return self.inv_all is None or self.inv_all(t) is True
 
     def run(self):
         m = self.model
@@ -175,8 +166,10 @@ class Worker:
                 continue
             if not self.admit(t):
                 bad = True
-            if all(c(t) is True for c in m.constraints) and self.first_sight(t):
-                frontier.append(t)
+            if all(c(t) is True for c in m.constraints):
+                t = self.first_sight(t)
+                if t is not None:
+                    frontier.append(t)
         self.reports.put(("level", (len(frontier), len(inits) if self.wid == 0 else 0, bad)))
         while self.control.get() == "go":
             frontier, generated, bad = self.level(frontier)
@@ -204,23 +197,19 @@ class Worker:
                 if constrained and not self.in_model(s, t):
                     bad = bad or not self.admit(t)
                     continue
-                h = hash(t)
-                other = seen.get(h)
-                if other is not None:
-                    if other == t or (other.__class__ is list and t in other):
-                        continue
-                    t = share(t)
-                    remember_collision(seen, h, other, t)
-                else:
-                    t = seen[h] = share(t)
-                owner = h % workers
+                if t in seen:
+                    continue
+                t = share(t)
+                seen.add(t)
+                owner = hash(t) % workers
                 if owner == wid:
                     mine.append(t)
                 else:
                     outgoing[owner].append(t)
         for batch in self.inboxes[wid].exchange(outgoing):
             for t in batch:
-                if self.first_sight(t):
+                t = self.first_sight(t)
+                if t is not None:
                     mine.append(t)
         for t in mine:
             if not self.admit(t):
