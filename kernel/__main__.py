@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 from typing import Any, NoReturn
 
+from kernel.errors import KernelError
+from kernel.journal import render
 from kernel.oracle import check
 
 EXIT = {True: 0, False: 1, "unknown": 2}
@@ -35,7 +37,8 @@ def _parser() -> argparse.ArgumentParser:
                        description="Verify a journal's hash chain and schema, check that "
                        "every recorded decision is the reference kernel's, and check the "
                        "invariants K1-K10. Exit 0 valid, 1 invalid, 2 unknown, 254 bad usage.")
-    c.add_argument("journal", help="the journal file (JSON lines)")
+    c.add_argument("journal", help="the journal file: JSON lines, or a JSON array of entries "
+                   "(or a simulator trace with a \"journal\" list)")
     c.add_argument("--history", help="the target's record: JSON lines of "
                    '{"op": "send"|"apply", "effect_id", "ts", ...}')
     c.add_argument("--complete", action="store_true",
@@ -87,9 +90,35 @@ def _history(path: str) -> list[dict[str, Any]]:
     return records
 
 
+def _as_lines(text: str) -> str:
+    """JSON lines as they are; a JSON array of entries (or a simulator trace document with a
+    "journal" list) is rendered to canonical lines first."""
+    head = text.lstrip()[:1]
+    if head not in ("[", "{"):
+        return text
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return text
+    entries = doc.get("journal") if isinstance(doc, dict) else doc
+    if not isinstance(entries, list):
+        return text
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            print("valid: false")
+            print(f"entry {i + 1} of the journal array is not a JSON object")
+            sys.exit(EXIT[False])
+    try:
+        return render(entries)
+    except (KernelError, TypeError, AttributeError) as exc:
+        print("valid: false")
+        print(f"the journal's entries cannot be rendered as canonical JSON lines: {exc}")
+        sys.exit(EXIT[False])
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    text = _read(args.journal, "journal")
+    text = _as_lines(_read(args.journal, "journal"))
     history = _history(args.history) if args.history else None
     now = args.now if args.now is not None else time.time_ns() // 1_000_000
     verdict = check(text, history, complete=args.complete, now=now)

@@ -58,8 +58,9 @@ class OracleVerdict:
             return str(self.anomalies[0]["explanation"])
         if self.valid == "unknown":
             return self.notes[-1]
-        return (f"{self.entries} entries: chain intact, every decision is the reference "
-                f"kernel's, no invariant broken")
+        count = f"{self.entries} entr{'y' if self.entries == 1 else 'ies'}"
+        return (f"{count}: chain intact, every decision is the reference kernel's, "
+                f"no invariant broken")
 
     def as_json(self) -> dict[str, Any]:
         return {"valid": self.valid, "entries": self.entries, "anomalies": self.anomalies,

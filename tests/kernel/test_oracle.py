@@ -514,3 +514,25 @@ def test_cli_254_on_bad_arguments(tmp_path: Path, args: list[str]) -> None:
 def test_cli_never_prints_a_traceback_on_garbage(tmp_path: Path) -> None:
     out = cli(write(tmp_path, "j.jsonl", '{"seq": 0}\n\x00\xff garbage\n'))
     assert out.returncode == 1 and "Traceback" not in out.stderr
+
+
+def test_cli_accepts_a_json_array_of_entries_and_a_trace_document(tmp_path: Path) -> None:
+    run = Run(2).happy()
+    entries = verify(run.text).entries
+    array = write(tmp_path, "journal.json", json.dumps(entries, indent=2))
+    document = write(tmp_path, "trace.json", json.dumps({"id": "x", "journal": entries}))
+    for path in (array, document):
+        done = cli(path)
+        assert done.returncode == 0 and done.stdout.startswith("valid: true"), done.stdout
+
+
+def test_cli_says_which_array_element_is_not_an_entry(tmp_path: Path) -> None:
+    done = cli(write(tmp_path, "bad.json", "[1, 2]"))
+    assert done.returncode == 1
+    assert "entry 1 of the journal array is not a JSON object" in done.stdout
+
+
+def test_a_one_entry_journal_reads_in_the_singular() -> None:
+    run = Run(2)
+    run.step(kernel.Propose(0, run.proposal))
+    assert oracle.check(run.text).first.startswith("1 entry:")
