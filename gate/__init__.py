@@ -7,6 +7,10 @@ file, cuts off a torn last line left by a crash, and refuses to touch a corrupte
 adapter, and carries out the commands the kernel returns: append, send, query, wait. After a
 crash, ``Gate.recover()`` replays the durable journal and drives every open effect to a final
 state. This package does I/O; the kernel package does none.
+
+One writer per journal file: two processes appending to the same file could each decide on a
+stale view (see spec/broken/StaleView.tla). Sharing a journal needs a conditional append
+(append only if the chain head is unchanged, else re-read and replay), as the simulator does.
 """
 
 from __future__ import annotations
