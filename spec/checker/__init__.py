@@ -8,6 +8,7 @@ Model checking from Python:
 
     from spec.checker import check
     r = check("path/Spec.tla", "path/MC.cfg")        # never raises for spec errors
+    # options: workers=2 (parallel BFS), check_deadlock=False, progress=True (stderr)
     r.result            # "ok" | "invariant" | "property" | "deadlock" | "error"
     r.violated, r.distinct_states, r.states_generated, r.depth, r.trace_length
     r.trace             # [(action label, {var: value})] or None; r.error: message
