@@ -119,6 +119,23 @@ def test_liveness_under_fairness_and_stuttering(run_spec):
     assert (often.result, often.trace_length) == ("property", 3)
 
 
+def test_strong_fairness_versus_weak(run_spec):
+    body = """
+    VARIABLES x, y
+    vars == <<x, y>>
+    Init == x = 0 /\\ y = 0
+    Toggle == y' = 1 - y /\\ UNCHANGED x
+    Go == y = 1 /\\ x = 0 /\\ x' = 1 /\\ UNCHANGED y
+    Next == Toggle \\/ Go
+    Weak == Init /\\ [][Next]_vars /\\ WF_vars(Toggle) /\\ WF_vars(Go)
+    Strong == Init /\\ [][Next]_vars /\\ WF_vars(Toggle) /\\ SF_vars(Go)
+    Done == <>(x = 1)
+    """
+    weak = run_spec(body, "SPECIFICATION Weak\nPROPERTY Done\n")
+    assert (weak.result, weak.trace_length, weak.cycle_back) == ("property", 2, 1)
+    assert run_spec(body, "SPECIFICATION Strong\nPROPERTY Done\n").result == "ok"
+
+
 def test_fairness_as_property(run_spec):
     body = """
     VARIABLE x
