@@ -84,6 +84,7 @@ class Walker:
         self.env = env
         self.path = path
         self.std = std
+        self.let_arity = {}  # LET-defined operators in scope -> number of parameters
 
     def fail(self, msg, node):
         raise TLAError(msg, pos(node, self.path))
@@ -124,6 +125,10 @@ class Walker:
                 and name not in self.env and not (name == "-" and len(args) == 1):
             self.fail(f"unknown operator {name} (defined in the standard module {home}, "
                       f"which the spec does not extend)", node)
+        arity = self.let_arity.get(name)
+        if name in bound and arity is not None and arity != len(args) \
+                and not (as_argument and not args):
+            self.fail(f"operator {name} expects {arity} arguments, got {len(args)}", node)
         if IDENT.match(name) and name not in bound:
             b = self.env.get(name)
             if b is None and name not in KNOWN:
@@ -154,13 +159,17 @@ class Walker:
 
     def walk_let(self, node, bound):
         inner = set(bound)
+        saved = dict(self.let_arity)
         for d in node.definitions:
             if name_of(d) == "OperatorDefinition":
                 inner.add(d.name)
+                if not d.function:
+                    self.let_arity[d.name] = len(d.arity or [])
         for d in node.definitions:
             if name_of(d) == "OperatorDefinition":
                 self.walk(d.definiens, inner | {param_name(p) for p in d.arity or []})
         self.walk(node.expression, inner)
+        self.let_arity = saved
 
 
 def target_names(t):

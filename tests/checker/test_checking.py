@@ -284,6 +284,8 @@ ERROR_CASES = [
     ("VARIABLE x\nInit == x \\in Nat\nNext == x' = x\n", "infinite set Nat", ""),
     ("VARIABLE x\nInit == x = 0\nNext == x' = IF 1 \\in {\"a\", 1} THEN 1 ELSE 0\n", "mixes", ""),
     ("CONSTANT C\nVARIABLE x\nInit == x = C\nNext == x' = x\n", "not assigned", ":3:"),
+    ("VARIABLE x\nInit == x = 0\nNext == x' = x\nU == LET F(a) == a IN F(1, 2)\n",
+     "expects 1 arguments", ":6:"),
 ]
 
 
