@@ -16,7 +16,7 @@ from typing import Any, NoReturn
 
 from kernel.errors import KernelError
 from kernel.journal import render
-from kernel.oracle import check
+from kernel.oracle import check, target_records
 
 EXIT = {True: 0, False: 1, "unknown": 2}
 BAD_USAGE = 254
@@ -65,29 +65,30 @@ def _read(path: str, what: str) -> str:
 
 
 def _history(path: str) -> list[dict[str, Any]]:
-    records = []
-    for no, line in enumerate(_read(path, "history").splitlines(), 1):
-        if not line.strip():
-            continue
+    """The target's record: JSON lines, or one JSON array (see oracle.target_records)."""
+    text = _read(path, "history")
+    if text.lstrip().startswith("["):
+        numbered = [("element", i + 1, item) for i, item in enumerate(_json(text, path))]
+    else:
+        numbered = [("line", no, _json(line, f"line {no}"))
+                    for no, line in enumerate(text.splitlines(), 1) if line.strip()]
+    records: list[dict[str, Any]] = []
+    for where, no, item in numbered:
         try:
-            record = json.loads(line)
-        except ValueError as exc:
-            print(f"python -m kernel: history line {no}: not valid JSON ({exc})",
-                  file=sys.stderr)
+            records += target_records([item]) or []
+        except KernelError as exc:
+            reason = str(exc).split(": ", 1)[-1]
+            print(f"python -m kernel: history {where} {no}: {reason}", file=sys.stderr)
             sys.exit(BAD_USAGE)
-        if not (isinstance(record, dict) and record.get("op") in ("send", "apply")
-                and isinstance(record.get("effect_id"), str)
-                and type(record.get("ts")) is int):
-            print(f"python -m kernel: history line {no}: expected an object with op "
-                  f"send|apply, effect_id and an integer ts", file=sys.stderr)
-            sys.exit(BAD_USAGE)
-        if record["op"] == "send" and not (type(record.get("attempt")) is int
-                                           and record["attempt"] >= 1):
-            print(f"python -m kernel: history line {no}: a send needs its attempt number "
-                  f"(an integer from 1)", file=sys.stderr)
-            sys.exit(BAD_USAGE)
-        records.append(record)
     return records
+
+
+def _json(text: str, where: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        print(f"python -m kernel: history {where}: not valid JSON ({exc})", file=sys.stderr)
+        sys.exit(BAD_USAGE)
 
 
 def _as_lines(text: str) -> str:

@@ -118,9 +118,53 @@ def conformance(entries: Sequence[Entry]) -> dict[str, Any] | None:
     return None
 
 
-def check(journal: str | Sequence[Entry], history: Sequence[Mapping[str, Any]] | None = None,
-          complete: bool = False, now: int | None = None) -> OracleVerdict:
-    """Judge a journal (its text, or its entries as dicts) and an optional target history."""
+History = Sequence[Mapping[str, Any]] | Sequence[str] | Mapping[str, int]
+
+
+def target_records(history: History | None) -> list[dict[str, Any]] | None:
+    """The target's record in the form the invariants read, from any of the accepted forms:
+    records ``{"op": "send"|"apply", "effect_id", "ts", "attempt", "payload_digest"}`` (op
+    defaults to "apply"; a send needs ts and attempt), a list of applied effect ids, or a
+    mapping of effect id to how many times it was applied. Raises KernelError if malformed."""
+    if history is None:
+        return None
+    if isinstance(history, Mapping):
+        return [{"op": "apply", "effect_id": eid} for eid, n in history.items()
+                for _ in range(_count(eid, n))]
+    records = []
+    for i, item in enumerate(history):
+        record = {"op": "apply", "effect_id": item} if isinstance(item, str) else item
+        if not isinstance(record, Mapping) or not isinstance(record.get("effect_id"), str):
+            raise KernelError(f"history record {i + 1}: expected an effect id or an object "
+                              f"with an effect_id")
+        record = {"op": "apply", **record}
+        if record["op"] not in ("send", "apply"):
+            raise KernelError(f"history record {i + 1}: op must be send or apply")
+        if record["op"] == "send" and not (type(record.get("attempt")) is int
+                                           and record["attempt"] >= 1
+                                           and type(record.get("ts")) is int):
+            raise KernelError(f"history record {i + 1}: a send needs an integer ts and its "
+                              f"attempt number (an integer from 1)")
+        records.append(record)
+    return records
+
+
+def _count(eid: str, n: object) -> int:
+    if type(n) is not int or n < 0:
+        raise KernelError(f"applied[{eid!r}] must be a count (an integer, 0 or more)")
+    return n
+
+
+def check(journal: str | Sequence[Entry], history: History | None = None,
+          complete: bool = False, now: int | None = None, *,
+          applied: History | None = None) -> OracleVerdict:
+    """Judge a journal (its text, or its entries as dicts) and an optional target history.
+
+    ``applied`` is another name for ``history`` (records from both are used)."""
+    records = target_records(history)
+    more = target_records(applied)
+    if more is not None:
+        records = (records or []) + more
     text = journal if isinstance(journal, str) else render(journal)
     verdict = verify(text, now=now)
     result = OracleVerdict(valid=True, notes=list(verdict.notes), entries=len(verdict.entries))
@@ -134,13 +178,13 @@ def check(journal: str | Sequence[Entry], history: Sequence[Mapping[str, Any]] |
         result.valid = False
         result.anomalies.append(divergence)
         return result
-    for v in invariants.check(verdict.entries, history, complete):
+    for v in invariants.check(verdict.entries, records, complete):
         result.anomalies.append({"type": v.type, "invariant": v.invariant,
                                  "explanation": f"{v.invariant}: {v.explanation}",
                                  "witnesses": list(v.witnesses)})
     if result.anomalies:
         result.valid = False
-    elif history is None and not complete:
+    elif records is None and not complete:
         open_ids = _open_effects(verdict.entries)
         if open_ids:
             result.valid = "unknown"

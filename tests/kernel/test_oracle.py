@@ -536,3 +536,25 @@ def test_a_one_entry_journal_reads_in_the_singular() -> None:
     run = Run(2)
     run.step(kernel.Propose(0, run.proposal))
     assert oracle.check(run.text).first.startswith("1 entry:")
+
+
+def test_applied_may_be_given_as_effect_ids_or_counts() -> None:
+    run = Run(2).happy()
+    assert oracle.check(run.text, applied=[run.eid]).valid is True
+    twice = oracle.check(run.text, applied={run.eid: 2})
+    assert twice.valid is False and "K2" in invariants_named(twice)
+    never = oracle.check(run.text, applied=[])
+    assert never.valid is False and "K7" in invariants_named(never)
+
+
+def test_a_malformed_applied_record_is_a_clear_error() -> None:
+    with pytest.raises(kernel.KernelError, match="record 1"):
+        oracle.check(Run(2).happy().text, applied=[{"op": "send", "effect_id": "x"}])
+
+
+def test_cli_reads_a_json_array_history(tmp_path: Path) -> None:
+    run = Run(2).happy()
+    journal = write(tmp_path, "j.jsonl", run.text)
+    history = write(tmp_path, "h.json", json.dumps(run.history + [run.eid]))
+    out = cli(journal, "--history", history)
+    assert out.returncode == 1 and "K2" in out.stdout
