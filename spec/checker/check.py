@@ -44,6 +44,9 @@ def check(spec_path, cfg_path=None, progress=False, workers=1, check_deadlock=No
             NameError) as exc:
         result.result = "error"
         result.error = f"evaluation error: {type(exc).__name__}: {exc}"
+    except Exception as exc:  # never a traceback: report what went wrong on one line
+        result.result = "error"
+        result.error = f"internal error: {type(exc).__name__}: {exc}"
     result.seconds = time.monotonic() - started
     return result
 
