@@ -11,6 +11,7 @@ trace and counts at the moment of the error.
 """
 import multiprocessing as mp
 import pickle
+import queue
 import sys
 import threading
 import time
@@ -59,7 +60,7 @@ def coordinate(procs, controls, reports, result, progress):
         frontier = 0
         failed = False
         for _ in procs:
-            kind, payload = reports.get()
+            kind, payload = next_report(reports, procs)
             if kind == "error":
                 for c in controls:
                     c.put("stop")
@@ -89,6 +90,16 @@ def coordinate(procs, controls, reports, result, progress):
     return True
 
 
+def next_report(reports, procs):
+    """The next worker report; an error if a worker died without reporting."""
+    while True:
+        try:
+            return reports.get(timeout=1)
+        except queue.Empty:
+            if not all(p.is_alive() for p in procs):
+                raise TLAError("a parallel worker process died unexpectedly") from None
+
+
 def worker_main(wid, workers, inboxes, control, reports):
     try:
         Worker(_MODEL, wid, workers, inboxes, control, reports).run()
@@ -96,6 +107,8 @@ def worker_main(wid, workers, inboxes, control, reports):
         reports.put(("error", str(exc)))
     except PY_ERRORS as exc:
         reports.put(("error", f"evaluation error: {type(exc).__name__}: {exc}"))
+    except Exception as exc:  # the coordinator must hear about every failure
+        reports.put(("error", f"internal error in worker {wid}: {type(exc).__name__}: {exc}"))
 
 
 class PairLink:
