@@ -6,8 +6,8 @@ its own frontier, keeps successors it owns, and sends the others to their
 owners in one batch per level (a state already seen or sent is not sent
 again). The parent process only sums counts and tells the workers to go on
 or stop. Counts and depth are those of the sequential search; when a worker
-finds a violation, the caller re-runs sequentially to get TLC's shortest
-trace and counts at the moment of the error.
+finds a violation or an evaluation error, the caller re-runs sequentially to
+get TLC's shortest trace (or a positioned error) and the counts at that moment.
 """
 import multiprocessing as mp
 import pickle
@@ -48,9 +48,10 @@ def run_parallel(model, result, workers, progress):
         return coordinate(procs, controls, reports, result, progress)
     finally:
         for p in procs:
-            p.join(timeout=5)
+            p.join(timeout=0.5)
             if p.is_alive():
                 p.terminate()
+                p.join()
 
 
 def coordinate(procs, controls, reports, result, progress):
@@ -61,10 +62,10 @@ def coordinate(procs, controls, reports, result, progress):
         failed = False
         for _ in procs:
             kind, payload = next_report(reports, procs)
-            if kind == "error":
+            if kind == "error":  # re-run sequentially: it reports the error with a position
                 for c in controls:
                     c.put("stop")
-                raise TLAError(payload)
+                return False
             new, gen, bad = payload
             frontier += new
             generated += gen
