@@ -356,7 +356,9 @@ def step(effect: Effect | None, event: Event) -> Transition:
     rule = TRANSITIONS.get((state, type(event)))
     if rule is None:
         raise IllegalTransition(state.value if state else "(new)", event)
-    return rule.handler(effect, event)
+    result = rule.handler(effect, event)
+    assert result.effect.state in rule.targets, "a handler left its declared targets"
+    return result
 
 
 def edges() -> list[tuple[str, str, str]]:
@@ -367,6 +369,7 @@ def edges() -> list[tuple[str, str, str]]:
             if state is not target:
                 out.append((state.value if state else "(new)", event.__name__, target.value))
     return out
+
 
 # ---------------------------------------------------------------- replay after a restart
 
