@@ -24,6 +24,8 @@ from typing import Any, Protocol
 import kernel
 from kernel import JournalError, Receipt
 
+FINAL = frozenset(state.value for state in kernel.FINAL_STATES)
+
 
 class FileJournal:
     """An append-only, hash-chained journal file with fsync and torn-tail recovery."""
@@ -36,6 +38,7 @@ class FileJournal:
             first = verdict.anomalies[0]
             raise JournalError(first.line, f"{self.path}: {first.explanation}")
         self.entries = verdict.entries
+        self.finals = {e["effect_id"]: e["kind"] for e in self.entries if e["kind"] in FINAL}
         if not text.endswith("\n") and text:  # a torn last line: keep the verified prefix
             self._truncate_to(len(text[:text.rfind("\n") + 1].encode("utf-8")))
         head = self.entries[-1]["hash"] if self.entries else kernel.GENESIS
@@ -56,6 +59,8 @@ class FileJournal:
         if fsync:
             os.fsync(self._file.fileno())
         self.entries.append(entry)
+        if fsync and entry["kind"] in FINAL:
+            self.finals[entry["effect_id"]] = entry["kind"]
         self.last_ts = entry["ts"]
         return entry
 
@@ -115,8 +120,7 @@ class Gate:
 
     def receipt(self, effect_id: str) -> Receipt:
         effect = self.effects.by_id[effect_id]
-        recorded = any(e["effect_id"] == effect_id and e["kind"] == effect.state.value
-                       for e in self.journal.entries)
+        recorded = self.journal.finals.get(effect_id) == effect.state.value
         return kernel.receipt(effect, recorded)
 
     def _step(self, eid: str, event_type: type) -> None:

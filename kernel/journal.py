@@ -237,17 +237,12 @@ _PLAIN_SIZE = {kind: len(COMMON) + len(required) for kind, (required, _) in KIND
 
 def _check_fields(entry: dict[str, Any], line_no: int) -> None:
     if not _common_ok(entry):
-        _explain_common(entry, line_no)
+        _check_members(entry, COMMON, line_no)
     kind = entry["kind"]
     if kind not in KINDS:
         raise JournalError(line_no, f"unknown kind '{kind}' (known: {', '.join(KINDS)})")
     required, optional = KINDS[kind]
-    for name, ok in required.items():
-        if name not in entry:
-            raise JournalError(line_no, f"{kind} entry lacks field '{name}'")
-        if not ok(entry[name]):
-            raise JournalError(line_no, f"{kind} field '{name}' has the wrong type or value: "
-                                        f"{entry[name]!r}")
+    _check_members(entry, required, line_no, f"{kind} ")
     if len(entry) != _PLAIN_SIZE[kind]:  # every required member is there: any more?
         _check_extra(entry, kind, required, optional, line_no)
     if kind == "PROPOSED":
@@ -255,12 +250,15 @@ def _check_fields(entry: dict[str, Any], line_no: int) -> None:
         _check_nested(entry, "timing", TIMING_FIELDS, line_no)
 
 
-def _explain_common(entry: dict[str, Any], line_no: int) -> None:
-    for name, ok in COMMON.items():
+def _check_members(entry: dict[str, Any], checks: dict[str, Any], line_no: int,
+                   kind: str = "") -> None:
+    """Each named member is present and passes its check; else say which one fails."""
+    for name, ok in checks.items():
         if name not in entry:
-            raise JournalError(line_no, f"missing field '{name}'")
+            raise JournalError(line_no, f"{kind}entry lacks field '{name}'" if kind
+                               else f"missing field '{name}'")
         if not ok(entry[name]):
-            raise JournalError(line_no, f"field '{name}' has the wrong type or value: "
+            raise JournalError(line_no, f"{kind}field '{name}' has the wrong type or value: "
                                         f"{entry[name]!r}")
 
 

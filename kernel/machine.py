@@ -184,7 +184,7 @@ def _entry(kind: str, effect: Effect, now: int, **fields: Any) -> dict[str, Any]
 
 def _checks(now: int, lease: Lease, facts: Mapping[str, JSON], p: Proposal) -> dict[str, Any]:
     """What was checked at a decision point, as recorded in the journal."""
-    live = not lease.revoked and now < lease.expires_at and lease.id == p.lease
+    live = lease.live(now) and lease.id == p.lease
     return {"lease": {"id": lease.id, "expires_at": lease.expires_at, "revoked": lease.revoked,
                       "live": live},
             "facts": {k: facts.get(k) for k in p.premise_names},
