@@ -332,6 +332,9 @@ def _refused(fx: Effect, walk: Walk, e: Entry, out: Report) -> None:
     elif _reason_contradicts(fx, e):
         out.add(fx, "K10", "reason_contradicts_checks", f"{where} is REFUSED as "
                 f"'{e.get('reason')}', which its own recorded checks contradict.", line(e))
+    if not walk.dispatched and str(e.get("reason", "")).endswith("_at_recovery"):
+        out.add(fx, "K10", "recovery_reason_without_send", f"{where} is REFUSED as "
+                f"'{e.get('reason')}' although it was never dispatched.", line(e))
     if walk.dispatched and not _negative_lookup(fx, walk, e):
         out.add(fx, "K7", "refused_without_proof", f"{where} is REFUSED (executed=false) after "
                 f"a send without a lookup, asked after the claim, proving it absent.", line(e))
