@@ -456,7 +456,8 @@ def apply_before_dispatch(bodies: list[Body], history: Records) -> Iterator[Site
 
 def settled_without_application(bodies: list[Body], history: Records) -> Iterator[Site]:
     """An AMBIGUOUS effect settled by a late ack while the complete record holds no
-    application of it. A target acks only what it applied (or deduplicated after applying)."""
+    application of it. The kernel journals a late ack only when the target sent one, and a
+    target acks only what it applied (or deduplicated after applying)."""
     if history is None:
         return
     for i in _sites(bodies, "AMBIGUOUS"):
