@@ -331,3 +331,23 @@ def test_each_explanation_names_its_line_or_history_record() -> None:
     for v in found:
         assert v.explanation.startswith(("line ", "history record h")), v.explanation
         assert v.witnesses and v.explanation.count(".") >= 1
+
+
+def test_the_check_is_linear_in_the_history() -> None:
+    """One effect resent 20,000 times and applied 20,000 times: judged in well under a
+    second per 10,000 records (the old layer took over 100 s), each kind reported once."""
+    import time
+
+    j = Journal(3).dispatched()
+    for k in range(20_000):
+        j.history.append({"op": "send", "effect_id": j.eid, "attempt": 1, "ts": 11 + k})
+        j.applied(12 + k)
+    chain = Chain()
+    entries = [chain.seal(b)[0] for b in j.bodies]
+    start = time.perf_counter()
+    found = invariants.check(entries, j.history, complete=True)
+    elapsed = time.perf_counter() - start
+    assert elapsed < 4.0, f"{elapsed:.1f} s for 40,000 records"
+    kinds = [v.type for v in found]
+    assert len(kinds) == len(set(kinds)) and {"tier3_resent", "applied_twice"} <= set(kinds)
+    assert any("more like it" in v.explanation for v in found)
