@@ -326,7 +326,11 @@ def _reason_contradicts(fx: Effect, e: Entry) -> bool:
 
 def _refused(fx: Effect, walk: Walk, e: Entry, out: Report) -> None:
     checks, ts, where = e.get("checks"), int(e["ts"]), f"{line(e)}: effect {fx.short}"
-    if checks is None or (fx.lease_live(checks, ts) and not fx.stale(checks)):
+    for_a_check = str(e.get("reason", "")).startswith(("lease_dead", "premise_stale"))
+    if checks is None and for_a_check:
+        out.add(fx, "K10", "refused_without_cause", f"{where} is REFUSED for a failed check "
+                f"it does not record.", line(e))
+    elif checks is not None and fx.lease_live(checks, ts) and not fx.stale(checks):
         out.add(fx, "K10", "refused_without_cause", f"{where} is REFUSED though its recorded "
                 f"lease was live and its premises held.", line(e))
     elif _reason_contradicts(fx, e):
@@ -335,7 +339,8 @@ def _refused(fx: Effect, walk: Walk, e: Entry, out: Report) -> None:
     if not walk.dispatched and str(e.get("reason", "")).endswith("_at_recovery"):
         out.add(fx, "K10", "recovery_reason_without_send", f"{where} is REFUSED as "
                 f"'{e.get('reason')}' although it was never dispatched.", line(e))
-    if walk.dispatched and not _negative_lookup(fx, walk, e):
+    if walk.dispatched and e.get("executed", "false") == "false" \
+            and not _negative_lookup(fx, walk, e):
         out.add(fx, "K7", "refused_without_proof", f"{where} is REFUSED (executed=false) after "
                 f"a send without a lookup, asked after the claim, proving it absent.", line(e))
 
@@ -385,7 +390,7 @@ def _late(fx: Effect, walk: Walk, e: Entry, out: Report) -> None:
         out.add(fx, "K7", "ack_of_unsent_attempt", f"{where} records an ack of attempt "
                 f"{e.get('attempt')}, which was never dispatched.", line(e))
     confirms = e.get("answer") == "ack" or e.get("found") is True
-    if confirms and final["kind"] == "REFUSED":
+    if confirms and final["kind"] == "REFUSED" and final.get("executed", "false") == "false":
         out.add(fx, "K7", "refused_but_confirmed", f"{where}: the target confirmed an effect "
                 f"REFUSED as never applied at {line(final)}.", line(final), line(e))
     if confirms and final["kind"] == "AMBIGUOUS" and walk.settled is None:
@@ -502,7 +507,8 @@ def _receipts_against_record(fx: Effect, walk: Walk, out: Report) -> None:
     if final["kind"] == "COMMITTED" and not fx.applies:
         out.add(fx, "K7", "committed_not_applied", f"{line(final)}: effect {fx.short} is "
                 f"COMMITTED but the target never applied it.", line(final))
-    if final["kind"] == "REFUSED" and fx.applies:
+    if final["kind"] == "REFUSED" and final.get("executed", "false") == "false" \
+            and fx.applies:
         out.add(fx, "K7", "refused_but_applied", f"{line(final)}: effect {fx.short} is REFUSED "
                 f"with executed=false but the target applied it.", line(final), *witnesses)
     if walk.settled is not None and not fx.applies:
