@@ -504,9 +504,8 @@ def _receipts_against_record(fx: Effect, walk: Walk, out: Report) -> None:
     final, witnesses = walk.final, tuple(f"h{i}" for i, _ in fx.applies)
     if final is None:
         return
-    if final["kind"] == "COMMITTED" and not fx.applies:
-        out.add(fx, "K7", "committed_not_applied", f"{line(final)}: effect {fx.short} is "
-                f"COMMITTED but the target never applied it.", line(final))
+    if final["kind"] == "COMMITTED":
+        _committed_against_record(fx, final, out)
     if final["kind"] == "REFUSED" and final.get("executed", "false") == "false" \
             and fx.applies:
         out.add(fx, "K7", "refused_but_applied", f"{line(final)}: effect {fx.short} is REFUSED "
@@ -515,6 +514,23 @@ def _receipts_against_record(fx: Effect, walk: Walk, out: Report) -> None:
         out.add(fx, "K7", "settled_not_applied", f"{line(walk.settled)}: a late answer settles "
                 f"effect {fx.short} as executed, but the target never applied it.",
                 line(walk.settled))
+
+
+def _committed_against_record(fx: Effect, final: Entry, out: Report) -> None:
+    where = f"{line(final)}: effect {fx.short}"
+    times = [int(a["ts"]) for _, a in fx.applies if type(a.get("ts")) is int]
+    attempt = final.get("attempt")
+    if not fx.applies:
+        out.add(fx, "K7", "committed_not_applied", f"{where} is COMMITTED but the target never "
+                f"applied it.", line(final))
+    elif times and len(times) == len(fx.applies) and min(times) > int(final["ts"]):
+        out.add(fx, "K7", "committed_before_applied", f"{where} is COMMITTED at {final['ts']}, "
+                f"before the target first applied it (h{fx.applies[0][0]}).", line(final),
+                f"h{fx.applies[0][0]}")
+    if final.get("via") == "ack" and fx.sends and all(s.get("attempt") != attempt
+                                                      for _, s in fx.sends):
+        out.add(fx, "K7", "acked_attempt_never_sent", f"{where} is COMMITTED by an ack of "
+                f"attempt {attempt}, which the target's record never shows sent.", line(final))
 
 
 def check(entries: Sequence[Entry], history: Sequence[Record] | None = None,

@@ -484,6 +484,22 @@ def committed_without_application(bodies: list[Body], history: Records) -> Itera
             yield _line(i), _copy(bodies), records
 
 
+def applied_after_commit(bodies: list[Body], history: Records) -> Iterator[Site]:
+    """A COMMITTED effect whose applications are moved to after its COMMITTED entry. The
+    kernel commits on an ack or a positive lookup, and the target answers either only after
+    it applied the effect."""
+    if history is None:
+        return
+    for i in _sites(bodies, "COMMITTED"):
+        applies = _applies(history, bodies[i]["effect_id"])
+        if not applies:
+            continue
+        records = _copy(history)
+        for k in applies:
+            records[k]["ts"] = int(bodies[i]["ts"]) + 1
+        yield _line(i), _copy(bodies), records
+
+
 Operator = Callable[[list[Body], Records], Iterator[Site]]
 OPERATORS: dict[str, Operator] = {op.__name__: op for op in (
     flip_live, flip_stale, dead_lease_recorded_live, hidden_stale_facts, short_claim,
@@ -491,7 +507,7 @@ OPERATORS: dict[str, Operator] = {op.__name__: op for op in (
     ambiguous_inside_window, resend_where_unsafe, lookup_inside_claim, lookup_after_entry,
     dropped_entry, duplicated_entry, changed_reason, swapped_payload, rebound_payload,
     rejected_own_payload, ack_of_unsent_attempt, apply_before_dispatch,
-    settled_without_application, committed_without_application)}
+    settled_without_application, committed_without_application, applied_after_commit)}
 
 
 def mutants(entries: Sequence[Mapping[str, Any]], history: Records = None,

@@ -29,7 +29,8 @@ BEHAVIOURAL = ("dead_lease_recorded_live", "hidden_stale_facts", "renumbered_att
                "resend_inside_claim", "ambiguous_inside_window", "resend_where_unsafe",
                "lookup_after_entry", "swapped_payload", "rebound_payload",
                "rejected_own_payload", "ack_of_unsent_attempt", "apply_before_dispatch",
-               "settled_without_application", "committed_without_application")
+               "settled_without_application", "committed_without_application",
+               "applied_after_commit")
 
 
 @pytest.fixture(scope="module")

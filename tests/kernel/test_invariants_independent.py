@@ -295,6 +295,19 @@ def test_committed_by_an_ack_of_an_attempt_never_sent_is_k7() -> None:
     assert "ack_of_unsent_attempt" in j.judged()
 
 
+def test_committed_before_the_target_applied_it_is_k7() -> None:
+    j = Journal(2).dispatched().applied(30)
+    j.step(kernel.Ack(20, 1))
+    assert j.judged() == {"committed_before_applied"}
+
+
+def test_committed_by_an_ack_of_an_attempt_the_record_never_sent_is_k7() -> None:
+    j = Journal(2).dispatched().applied(12)
+    j.step(kernel.Ack(20, 1))
+    j.history[0]["attempt"] = 2
+    assert "acked_attempt_never_sent" in j.judged()
+
+
 def test_a_late_ack_settling_an_ambiguous_effect_never_applied_is_k7() -> None:
     j = Journal(3).dispatched()
     j.step(kernel.Recover(320, LEASE, FACTS))
