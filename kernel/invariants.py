@@ -159,15 +159,17 @@ class Effect:
         caps = self.caps()
         return 1 if caps.get("dedupes") else 2 if caps.get("queryable") else 3
 
+    def bounded(self) -> bool:
+        """The target states an in-flight bound (today's journals: it honours deadlines)."""
+        return self.claim(0, 0) < NEVER
+
     def lookups_prove_absence(self) -> bool:
         """A "not found" is evidence only at a queryable target whose settle margin exceeds
         its lookup lag and which states an in-flight bound."""
         caps = self.caps()
         settle = int(self.timing().get("settle_margin", 0))
-        bounded = caps.get("honours_deadline", True) or type(
-            caps.get("max_delivery_delay")) is int
         return bool(caps.get("queryable")) and settle > int(caps.get("lookup_lag", 0)) \
-            and bool(bounded)
+            and self.bounded()
 
 
 def line(entry: Entry) -> str:
@@ -295,7 +297,8 @@ def _resend(fx: Effect, walk: Walk, e: Entry, out: Report) -> None:
                 f"deduplicate nor be looked up.", line(e))
         return
     assert walk.first_sent is not None
-    if not (fx.window_open(walk.first_sent, ts) or _negative_lookup(fx, walk, e)):
+    same_key = fx.window_open(walk.first_sent, ts) and fx.bounded()
+    if not (same_key or _negative_lookup(fx, walk, e)):
         out.add(fx, "K2", "resend_unsafe", f"{where} is resent at {ts} with neither an open "
                 f"dedup window (first send {walk.first_sent}) nor a lookup proving it absent "
                 f"after the claim.", line(e))
@@ -366,7 +369,7 @@ def _resend_was_safe(fx: Effect, walk: Walk, e: Entry) -> bool:
     checks, ts = e.get("checks"), int(e["ts"])
     if walk.first_sent is None or not fx.window_open(walk.first_sent, ts) or ts < walk.claim:
         return False
-    if fx.claim(0, 0) >= NEVER:  # no in-flight bound: a same-key resend proves nothing
+    if not fx.bounded():  # a late landing could outlast the window: no resend was safe
         return False
     return checks is None or (fx.lease_live(checks, ts) and not fx.stale(checks))
 

@@ -334,6 +334,23 @@ def test_a_refusal_citing_a_lookup_inside_the_claim_is_k7() -> None:
     assert j.judged() == {"refused_without_proof"}
 
 
+def test_without_an_in_flight_bound_no_resend_or_refusal_has_proof() -> None:
+    """DESIGN.md, the in-flight bound: a target that honours no deadline and bounds no
+    delivery gives recovery no proof (capabilities a future journal may record)."""
+    for tier, kind in ((1, "resend_unsafe"), (2, "resend_unsafe")):
+        j = _resent(tier)
+        assert j.judged(complete=False) == set()
+        j.bodies[0]["capabilities"]["honours_deadline"] = False
+        assert kind in j.judged(complete=False), tier
+        j.bodies[0]["capabilities"]["max_delivery_delay"] = 150
+        assert j.judged(complete=False) == set(), tier
+    j = Journal(2).dispatched()
+    dead = kernel.Lease("L", 10**6, revoked=True)
+    j.step(kernel.Recover(320, dead, FACTS, kernel.Lookup(False, 320)))
+    j.bodies[0]["capabilities"]["honours_deadline"] = False
+    assert j.judged() == {"refused_without_proof"}
+
+
 def test_each_explanation_names_its_line_or_history_record() -> None:
     j = _resent(2).applied(400).applied(401)
     j.last("DISPATCHED")["checks"]["lease"]["revoked"] = True
