@@ -10,7 +10,8 @@ counts as caught when the verdict is ``valid: false``. The score per operator is
 made; a miss is listed with the command that shows it again. Nothing is random beyond the
 simulator's seeds, so the corpus is the same on every run.
 
-    python -m sim.corpus [--seeds N] [--operator NAME ...] [--missed K] [--json]
+    python -m sim.corpus [--seeds N] [--operator NAME ...] [--journal-only] [--missed K]
+                         [--json]
 
 Exit status: 0 when every mutant is caught, 1 when some are missed, 254 on bad usage.
 """
@@ -90,15 +91,17 @@ def independent(entries: Sequence[dict[str, Any]], history: list[dict[str, Any]]
     return bool(verdict.anomalies) or bool(invariants.check(verdict.entries, history, True))
 
 
-def score(srcs: Sequence[Source], operators: Sequence[str] | None = None
-          ) -> dict[str, Score]:
-    """operator -> its score over every site of every source."""
+def score(srcs: Sequence[Source], operators: Sequence[str] | None = None,
+          journal_only: bool = False) -> dict[str, Score]:
+    """operator -> its score over every site of every source (with the target's record,
+    or, ``journal_only``, from the journals alone)."""
     names = list(operators or mutations.OPERATORS)
     scores = {name: Score() for name in names}
     for src in srcs:
         if caught_by(src.entries, src.history) is not None:
             raise InvalidSource(f"{src.name}: the oracle rejects the unmutated journal")
-        for m in mutations.mutants(src.entries, src.history, names):
+        record = None if journal_only else src.history
+        for m in mutations.mutants(src.entries, record, names):
             s = scores[m.operator]
             s.made += 1
             by = caught_by(m.entries, m.history)
@@ -143,6 +146,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     metavar="NAME", help="only this operator (repeatable); default: all")
     ap.add_argument("--missed", type=int, default=3, metavar="K",
                     help="list up to K missed mutants per operator (default 3)")
+    ap.add_argument("--journal-only", action="store_true",
+                    help="judge the mutants without the target's record (operators on the "
+                         "record then make none)")
     ap.add_argument("--json", action="store_true", help="print the scores as JSON")
     args = ap.parse_args(argv)
     if args.seeds < 0 or args.missed < 0:
@@ -150,7 +156,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"corpus: fixed table (seed {FIXED_SEED}), every fault x {len(TIER_NAMES)} tiers"
           + (f", plus sweep plans 0..{args.seeds - 1}" if args.seeds else ""), flush=True)
     try:
-        scores = score(list(sources(args.seeds)), args.operator)
+        scores = score(list(sources(args.seeds)), args.operator, args.journal_only)
     except InvalidSource as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

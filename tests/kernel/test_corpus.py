@@ -85,8 +85,9 @@ def test_the_independent_layer_alone_catches_behavioural_mutants(
     assert not missed, f"{name}: kernel.invariants missed {missed[:5]}"
 
 
-def test_the_oracle_flags_every_mutant(sources: list[corpus.Source]) -> None:
-    scores = corpus.score(sources)
+@pytest.mark.parametrize("journal_only", [False, True], ids=["with record", "journal only"])
+def test_the_oracle_flags_every_mutant(sources: list[corpus.Source], journal_only: bool) -> None:
+    scores = corpus.score(sources, journal_only=journal_only)
     low = {name: f"{s.caught}/{s.made}, e.g. {s.missed[:2]}" for name, s in scores.items()
            if s.caught < s.made}
     assert not low, f"the oracle missed mutants (python -m sim.corpus --missed 99): {low}"
