@@ -17,6 +17,28 @@ left a worker) and ``{"op": "apply", "effect_id", "ts", "payload_digest"}`` (the
 applied it). With ``complete`` the record is the target's whole record and recovery ran to
 the end: an application of an effect the journal never names is K1, an open dispatch K9.
 
+What each invariant checks here (t = the entry's time, or a send record's time):
+- K1: every send record has a DISPATCHED of its attempt at or before it; every application
+  follows the effect's first DISPATCHED; attempts are journaled 1, 2, 3; with ``complete``,
+  no application of an effect the journal never names.
+- K2: at most one application; a tier-3 effect is dispatched and sent once; a resend has an
+  open dedup window (first DISPATCHED + window - margin, and an in-flight bound) or a
+  "not found" asked after every earlier claim and before the resend; nothing after a final.
+- K3: the PROPOSED digest and id match its payload and key (when this module can spell them
+  canonically), a decision is proposed once, REJECTED names another payload, and every
+  application carries the recorded payload's digest.
+- K4: each dispatch and send is under the proposal's lease, not revoked, unexpired at t.
+- K5: each dispatch and send follows facts equal to every premise (JSON equality).
+- K6: no DISPATCHED or send before the claim of an earlier one (deadline, recomputed as
+  ts + send_timeout if later, plus settle_margin) expires.
+- K7: COMMITTED needs an ack of a dispatched (and sent) attempt or a positive lookup, and an
+  application no later than itself; REFUSED after a send needs a "not found" asked after the
+  claim; executed=false, executed=true (COMMITTED or settled by a LATE answer) must match the
+  record; AMBIGUOUS only after a send, where no lookup, open window or passing check could
+  settle it, with a reason the facts support; no lookup asked after its own entry.
+- K9 (``complete``): no effect left DISPATCHED. K10: a refusal's checks really failed, with
+  the reason naming a failed check.
+
 Witnesses are journal lines (``line N``, N = seq + 1) and history records (``hI``, the
 record's 0-based index); each explanation is one sentence naming them. Several violations
 of one kind for one effect are reported once, with how many more there were.
