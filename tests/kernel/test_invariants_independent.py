@@ -3,12 +3,13 @@
 How it works. The kernel package is copied into a temporary directory once per planted bug,
 and one realistic bug is patched into the copy's decision code (machine, recovery, model).
 A subprocess puts each copy first on the import path in turn and drives it through the
-simulator (every catalogue fault and two extra plans, at every tier), printing the journals
-and the target's records as JSON. This process judges them with the real
-``kernel.invariants.check``, which imports nothing from the decision code: the unmodified
-copy's journals must pass, and each bug must be flagged with the invariant it breaks. The
-module is also shown to be independent by walking its imports, and a few hand-made journals
-pin the rules that must not trust derived fields.
+simulator (every catalogue fault and two extra plans, at every tier), printing the journals,
+the target's records and the copy's own oracle verdict as JSON. This process judges them
+with the real ``kernel.invariants.check``, which imports nothing from the decision code: the
+unmodified copy's journals must pass, and each bug must be flagged with the invariant it
+breaks; each buggy copy's own oracle must fail its journals too. The module is also shown to
+be independent by walking its imports, and a few hand-made journals pin the rules that must
+not trust derived fields.
 """
 
 from __future__ import annotations
@@ -99,8 +100,10 @@ for copy in sys.argv[1:]:
     for fault, plan in plans.items():
         for tier in TIER_NAMES:
             run = simulate(plan, SYSTEMS['kernel'], tier, 1)
+            own = kernel.oracle.check(run.disk.text(), history=run.history, complete=True)
             cells.append({'fault': fault, 'tier': tier, 'history': run.history,
-                          'entries': [e for e in run.disk.entries if e is not None]})
+                          'entries': [e for e in run.disk.entries if e is not None],
+                          'own_oracle': [own.valid, [a.get('type') for a in own.anomalies]]})
     print(json.dumps({'copy': copy, 'cells': cells}))
     sys.path.remove(copy)
 """
@@ -154,6 +157,15 @@ def test_a_planted_decision_bug_is_flagged(journals: dict[str, Any], name: str) 
     expected = BUGS[name][3]
     assert expected & found.keys(), (f"planted bug '{name}' was not flagged as "
                                      f"{sorted(expected)}; found {found}")
+
+
+def test_a_buggy_kernels_own_oracle_still_fails_its_journals(journals: dict[str, Any]) -> None:
+    """Each copy also judges its runs with its own oracle, whose re-execution layer steps the
+    same buggy code: the independent layer inside it is what keeps the bug from hiding."""
+    assert all(c["own_oracle"][0] is True for c in journals["unmodified"])
+    for name in BUGS:
+        verdicts = [c["own_oracle"] for c in journals[name]]
+        assert any(valid is False for valid, _ in verdicts), f"'{name}' passed its own oracle"
 
 
 def test_the_layer_imports_nothing_from_the_kernel() -> None:
