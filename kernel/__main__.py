@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 from typing import Any, NoReturn
 
-from kernel.errors import KernelError
-from kernel.journal import render
+from kernel.errors import JournalError, KernelError
+from kernel.journal import decode, render
 from kernel.oracle import check, target_records
 
 EXIT = {True: 0, False: 1, "unknown": 2}
@@ -56,11 +56,10 @@ def _read(path: str, what: str) -> str:
         print(f"python -m kernel: cannot read {what} {path}: {exc.strerror}", file=sys.stderr)
         sys.exit(BAD_USAGE)
     try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
+        return decode(data)
+    except JournalError as exc:
         print("valid: false")
-        print(f"line {line}: {what} is not valid UTF-8 (byte {exc.start})")
+        print(f"{what}: {exc}")
         sys.exit(EXIT[False])
 
 
@@ -86,6 +85,9 @@ def _history(path: str) -> list[dict[str, Any]]:
 def _json(text: str, where: str) -> Any:
     try:
         return json.loads(text)
+    except RecursionError:
+        print(f"python -m kernel: history {where}: nests too deep", file=sys.stderr)
+        sys.exit(BAD_USAGE)
     except ValueError as exc:
         print(f"python -m kernel: history {where}: not valid JSON ({exc})", file=sys.stderr)
         sys.exit(BAD_USAGE)
@@ -99,7 +101,7 @@ def _as_lines(text: str) -> str:
         return text
     try:
         doc = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return text
     entries = doc.get("journal") if isinstance(doc, dict) else doc
     if not isinstance(entries, list):
@@ -118,6 +120,9 @@ def _as_lines(text: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    for stream in (sys.stdout, sys.stderr):  # a lone surrogate quoted in a verdict prints
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     args = _parser().parse_args(argv)
     text = _as_lines(_read(args.journal, "journal"))
     history = _history(args.history) if args.history else None

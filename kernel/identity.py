@@ -5,8 +5,18 @@ decision key (for example ``{"case": 4471, "order": 881}``), or of its payload w
 is given. The payload's own digest is recorded beside the id, so a later proposal with the
 same id and another payload is caught by comparing two hex strings.
 
-Canonical JSON comes from the ``rfc8785`` library (pure Python). It rejects what RFC 8785
-cannot represent: NaN, infinities and integers outside the IEEE-754 safe range.
+One rule for values, applied at the proposal, in the journal writer and in its reader, so
+whatever the kernel accepts it can read back: a value is JSON whose numbers are IEEE-754
+doubles (RFC 8785). A Python int must be a safe integer, +-(2^53-1); a float may be any
+finite double, and one whose canonical spelling is digits only (1e16 is written
+``10000000000000000``) is read back as that double. Strings are Unicode text: a lone
+surrogate has no UTF-8 form and is refused. A recorded value (payload, key, a premise, a
+fact) nests at most ``MAX_DEPTH`` containers deep; a journal line, which embeds a fact three
+levels down (entry, checks, facts), at most ``LINE_DEPTH``.
+
+Canonical JSON comes from the standard json encoder when it provably spells a value as RFC
+8785 does (no floats, safe integers, keys in the Basic Multilingual Plane), else from the
+``rfc8785`` library (pure Python).
 """
 
 from __future__ import annotations
@@ -23,39 +33,67 @@ JSON = Any  # a JSON value: None, bool, int, float, str, list, dict[str, JSON]
 
 
 _MAX_SAFE = 2**53 - 1
+MAX_DEPTH = 32
+LINE_DEPTH = MAX_DEPTH + 3
 _fast_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True,
                                 allow_nan=False).encode
 
 
-def _plain(value: JSON) -> bool:
+class _TooDeep(Exception):
+    pass
+
+
+def _plain(value: JSON, room: int) -> bool:
     """True when Python's json spells ``value`` exactly as RFC 8785 does: no floats, safe
-    integers, and keys inside the Basic Multilingual Plane (so both sort orders agree)."""
+    integers, and keys inside the Basic Multilingual Plane (so both sort orders agree).
+    Walks the whole value (never stopping early) and raises _TooDeep past ``room`` levels."""
     kind = type(value)
     if kind is str or kind is bool or value is None:
         return True
     if kind is int:
         return bool(-_MAX_SAFE <= value <= _MAX_SAFE)
+    if kind is not dict and kind is not list:
+        return False
+    if room <= 0:
+        raise _TooDeep
+    plain = True
     if kind is dict:
-        return all(type(k) is str and (k.isascii() or max(k) < "\U00010000") and _plain(v)
-                   for k, v in value.items())
-    if kind is list:
-        return all(_plain(v) for v in value)
-    return False
+        for k, v in value.items():
+            if not _plain(v, room - 1) or type(k) is not str \
+                    or not (k.isascii() or max(k) < "\U00010000"):
+                plain = False
+        return plain
+    for v in value:
+        if not _plain(v, room - 1):
+            plain = False
+    return plain
 
 
-def canonical(value: JSON) -> bytes:
-    """The RFC 8785 canonical JSON bytes of ``value``; raises KernelError if it has none."""
-    if _plain(value):
-        return _fast_encode(value).encode("utf-8")
+def canonical(value: JSON, depth: int = LINE_DEPTH) -> bytes:
+    """The RFC 8785 canonical JSON bytes of ``value``; raises KernelError if it has none or
+    nests deeper than ``depth`` containers."""
     try:
+        text = _fast_encode(value) if _plain(value, depth) else None
+        if text is not None:
+            return text.encode("utf-8")
         return rfc8785.dumps(value)
+    except _TooDeep:
+        raise KernelError(f"value nests deeper than {depth} levels") from None
+    except UnicodeEncodeError:
+        raise KernelError("a string holds a lone surrogate (it has no UTF-8 form)") from None
     except (rfc8785.CanonicalizationError, TypeError, ValueError) as exc:
         raise KernelError(f"value has no canonical JSON form (RFC 8785): {exc}") from None
 
 
+def recordable(premises: JSON, *names: str) -> None:
+    """Raise KernelError unless a proposal's premises and names can be journaled and read
+    back under the one rule for values (each premise at most MAX_DEPTH deep)."""
+    canonical({"premises": premises, "names": list(names)}, MAX_DEPTH + 2)
+
+
 def digest(value: JSON) -> str:
     """Hex SHA-256 of the canonical JSON of ``value``."""
-    return hashlib.sha256(canonical(value)).hexdigest()
+    return hashlib.sha256(canonical(value, MAX_DEPTH)).hexdigest()
 
 
 def effect_id(payload: JSON, key: JSON = None) -> str:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kernel.errors import JournalError, KernelError
-from kernel.identity import canonical
+from kernel.identity import LINE_DEPTH, canonical
 
 GENESIS = "0" * 64
 HEX64 = re.compile(r"[0-9a-f]{64}\Z")
@@ -112,6 +112,7 @@ KINDS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "LATE": ({"answer": _one_of("ack", "lookup")}, {"attempt": _pos, "found": _bool,
                                                       "asked_at": _nat}),
 }
+ENTRY_FIELDS = frozenset(COMMON).union(*(set(r) | set(o) for r, o in KINDS.values()))
 CAPABILITY_FIELDS = {"dedupes": _bool, "queryable": _bool, "dedup_window": _nat,
                      "lookup_lag": _nat}
 TIMING_FIELDS = {"send_timeout": _pos, "settle_margin": _pos, "dedup_margin": _nat}
@@ -185,40 +186,66 @@ def _checked_float(text: str) -> float:
     return value
 
 
-class _BigInteger(ValueError):
-    """An integer outside +-(2^53-1): json reads it, and spells it back, without complaint."""
-
-
-def _checked_int(text: str) -> int:
-    value = int(text)
-    if len(text) > 15 and abs(value) > MAX_SAFE_INT:
-        raise _BigInteger(text)
-    return value
-
-
-_decode = json.JSONDecoder(parse_float=_checked_float, parse_int=_checked_int,
-                           parse_constant=_reject_constant).decode
+# Integers use the C parser's own fast path; a line that may hold one of 16 digits or more
+# (this also matches inside some strings: harmless) is then walked by _read_doubles.
+_decode = json.JSONDecoder(parse_float=_checked_float, parse_constant=_reject_constant).decode
 _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True,
                            allow_nan=False).encode
+_LONG_NUMBER = re.compile(r"[:,\[]-?[0-9]{16}")
 
 
-def _big_ints(value: Any) -> bool:
-    if type(value) is int:
-        return abs(value) > MAX_SAFE_INT
-    if isinstance(value, dict):
-        return any(_big_ints(v) for v in value.values())
-    if isinstance(value, list):
-        return any(_big_ints(v) for v in value)
+def _as_double(n: int) -> float:
+    """An integer spelling beyond +-(2^53-1) is read as the double it is the canonical
+    spelling of (how 1e16 is written); any other is refused (the one rule, identity.py)."""
+    try:
+        double = float(n)
+        if canonical(double) == str(n).encode():
+            return double
+    except (OverflowError, KernelError):
+        pass
+    raise JournalError(0, "integer outside the safe range +-(2^53-1) that is not the "
+                          "canonical spelling of a double")
+
+
+def _read_doubles(value: Any) -> None:
+    """Replace, in place, every unsafe integer by its double (or raise)."""
+    pairs = value.items() if type(value) is dict else enumerate(value)
+    for k, v in list(pairs):
+        if type(v) is int and not -MAX_SAFE_INT <= v <= MAX_SAFE_INT:
+            value[k] = _as_double(v)
+        elif type(v) is dict or type(v) is list:
+            _read_doubles(v)
+
+
+def _too_deep(value: Any) -> bool:
+    """Whether ``value`` nests more than LINE_DEPTH containers (walked without recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        v, depth = stack.pop()
+        inner = v.values() if type(v) is dict else v if type(v) is list else None
+        if inner is not None:
+            if depth > LINE_DEPTH:
+                return True
+            stack.extend((x, depth + 1) for x in inner)
     return False
 
 
+def _canonical_problem(text: str, entry: dict[str, Any]) -> str | None:
+    """None if ``text`` is the RFC 8785 spelling of ``entry``, else why not. The C encoder
+    decides alone when its spelling provably is RFC 8785's: floats were vetted as they were
+    parsed, and without characters beyond the BMP both key orders agree."""
+    if _encode(entry) == text and (text.isascii() or max(text) < "\U00010000"):
+        return None
+    try:
+        if canonical(entry).decode("utf-8") == text:
+            return None
+    except KernelError as exc:
+        return f"no canonical form: {exc}"
+    return "not in RFC 8785 canonical form (key order, spacing, escapes or number spelling)"
+
+
 def _is_canonical(text: str, entry: dict[str, Any]) -> bool:
-    if _encode(entry) == text:
-        return True
-    try:  # floats and non-BMP keys are spelled differently by json; ask RFC 8785 itself
-        return canonical(entry).decode("utf-8") == text
-    except KernelError:
-        return False
+    return _canonical_problem(text, entry) is None
 
 
 def _common_ok(entry: dict[str, Any]) -> bool:
@@ -288,56 +315,94 @@ def parse_line(text: str, line_no: int) -> dict[str, Any]:
                                     "a bare newline (LF), not CRLF")
     try:
         entry = _decode(text)
-    except _BigInteger:
-        raise JournalError(line_no, "integer outside the safe range +-(2^53-1)") from None
+    except RecursionError:
+        raise JournalError(line_no, f"nests deeper than {LINE_DEPTH} levels") from None
     except ValueError as exc:
         raise JournalError(line_no, f"not valid JSON ({exc})") from None
-    if not isinstance(entry, dict):
+    if text.count("{") + text.count("[") > LINE_DEPTH and _too_deep(entry):
+        raise JournalError(line_no, f"nests deeper than {LINE_DEPTH} levels")
+    if type(entry) is not dict:
         raise JournalError(line_no, "an entry must be a JSON object")
-    if not _is_canonical(text, entry):
-        raise JournalError(line_no, "not in RFC 8785 canonical form (key order, spacing, "
-                                    "escapes or number spelling)")
+    if _LONG_NUMBER.search(text):
+        try:
+            _read_doubles(entry)
+        except JournalError as exc:
+            raise JournalError(line_no, str(exc).split(": ", 1)[1]) from None
+    problem = _canonical_problem(text, entry)
+    if problem is not None:
+        raise JournalError(line_no, problem)
     _check_fields(entry, line_no)
     return entry
 
 
-def entry_hash(text: str) -> str:
-    """The hash a canonical line should carry: SHA-256 of the line minus its hash member."""
-    start = text.find('"hash":"')
-    end = start + 8 + 64 + 1
-    if text[end:end + 1] == ",":
-        unsigned = text[:start] + text[end + 1:]
-    else:  # the last member: drop the comma before it instead
-        unsigned = text[:start - 1] + text[end:]
-    return hashlib.sha256(unsigned.encode("utf-8", "surrogatepass")).hexdigest()
+def _unsigned(text: str, entry: Mapping[str, Any]) -> str:
+    """The canonical entry without its hash member, cut from its canonical line when the
+    member's text occurs there once (so it can only be the top-level one), else rebuilt."""
+    needle = '"hash":"' + entry["hash"] + '"'
+    at = text.find(needle)
+    if at < 0 or text.find(needle, at + 1) >= 0:
+        return canonical({k: v for k, v in entry.items() if k != "hash"}).decode("utf-8")
+    end = at + len(needle)
+    if text[end] == ",":
+        return text[:at] + text[end + 1:]
+    return text[:at - 1] + text[end:]  # the last member: drop the comma before it instead
 
 
-def verify(text: str, now: int | None = None, expected_head: str | None = None) -> Verdict:
-    """Verify a whole journal given as text. Stops at the first bad line."""
+def entry_hash(text: str, entry: Mapping[str, Any]) -> str:
+    """The hash a parsed canonical line should carry: SHA-256 of the entry minus its hash."""
+    return hashlib.sha256(_unsigned(text, entry).encode("utf-8")).hexdigest()
+
+
+def decode(data: bytes) -> str:
+    """Journal bytes as text. A last line cut inside a multi-byte character is a torn line
+    and loses only that character; any other invalid UTF-8 is a JournalError."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        torn = exc.reason == "unexpected end of data" and b"\n" not in data[exc.start:]
+        if torn:
+            return data[:exc.start].decode("utf-8")
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise JournalError(line, f"not valid UTF-8 (byte {exc.start})") from None
+
+
+def verify(text: str | bytes, now: int | None = None,
+           expected_head: str | None = None) -> Verdict:
+    """Verify a whole journal given as text (or bytes). Stops at the first bad line."""
     verdict = Verdict(valid=True)
-    lines = text.split("\n")
-    if lines[-1] != "":
-        verdict.notes.append(f"line {len(lines)} is a torn write (no newline): discarded")
-    lines.pop()
+    try:
+        lines = (decode(text) if isinstance(text, bytes) else text).split("\n")
+    except JournalError as exc:
+        return _invalid(verdict, Anomaly("malformed", exc.line_no, str(exc)))
+    tail = lines.pop()
     prev, last_ts = GENESIS, 0
+    entries = verdict.entries
     for i, line in enumerate(lines):
-        line_no = i + 1
-        problem = _check_line(line, line_no, i, prev, last_ts, now)
-        if isinstance(problem, Anomaly):
-            verdict.valid = False
-            verdict.anomalies.append(problem)
-            return verdict
-        verdict.entries.append(problem)
-        prev, last_ts = problem["hash"], problem["ts"]
+        checked = _check_line(line, i + 1, i, prev, last_ts, now)
+        if type(checked) is not dict:
+            return _invalid(verdict, checked)
+        entries.append(checked)
+        prev, last_ts = checked["hash"], checked["ts"]
+    if tail:
+        problem = _torn_problem(tail, len(lines), prev, last_ts, now)
+        if problem is not None:
+            return _invalid(verdict, problem)
+        verdict.notes.append(f"line {len(lines) + 1} is a torn write (no newline): discarded")
     if expected_head is not None and prev != expected_head:
-        verdict.valid = False
-        verdict.anomalies.append(Anomaly("truncated", len(lines),
+        return _invalid(verdict, Anomaly("truncated", len(lines),
                                          "the journal ends before the expected last entry"))
     return verdict
 
 
+def _invalid(verdict: Verdict, anomaly: Anomaly) -> Verdict:
+    verdict.valid = False
+    verdict.anomalies.append(anomaly)
+    return verdict
+
+
 def _check_line(line: str, line_no: int, seq: int, prev: str, last_ts: int,
-                now: int | None) -> dict[str, Any] | Anomaly:
+                now: int | None) -> Any:
+    """The entry of one line, or the Anomaly that stops verification there."""
     try:
         entry = parse_line(line, line_no)
     except JournalError as exc:
@@ -349,7 +414,12 @@ def _check_line(line: str, line_no: int, seq: int, prev: str, last_ts: int,
     if entry["prev"] != prev:
         return Anomaly("broken_chain", line_no, f"line {line_no}: prev does not match the "
                                                 f"hash of the entry before it")
-    if entry_hash(line) != entry["hash"]:
+    try:
+        unsigned = _unsigned(line, entry).encode("utf-8")
+    except UnicodeEncodeError:
+        return Anomaly("malformed", line_no, f"line {line_no}: a string holds a lone "
+                                             f"surrogate (it has no UTF-8 form)")
+    if hashlib.sha256(unsigned).hexdigest() != entry["hash"]:
         return Anomaly("hash_mismatch", line_no, f"line {line_no}: content does not match its "
                                                  f"hash (the entry was edited)")
     if entry["ts"] < last_ts:
@@ -359,6 +429,80 @@ def _check_line(line: str, line_no: int, seq: int, prev: str, last_ts: int,
         return Anomaly("from_the_future", line_no, f"line {line_no}: ts {entry['ts']} is later "
                                                    f"than now ({now})")
     return entry
+
+# ---------------------------------------------------------------- a torn last line
+
+# A crash can leave only a prefix of a canonical entry: an object whose top-level members
+# are known entry fields in sorted order, spelled without spaces. The prefix is tokenised
+# with these patterns; what is left must be the start of one more token.
+_STRING = r'"(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*'
+_TOKEN = re.compile(_STRING + r'"|(-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)'
+                    r'|true|false|null|[{}\[\]:,]')
+_PARTIAL_VALUE = re.compile(_STRING + r'(?:\\(?:u[0-9a-fA-F]{0,3})?)?\Z'
+                            r'|-?(?:(?:0|[1-9][0-9]*)(?:\.[0-9]*)?(?:[eE][+-]?[0-9]*)?)?\Z'
+                            r'|(?:t(?:ru?)?|f(?:a(?:ls?)?)?|n(?:ul?)?)\Z')
+_CLOSER = {"{": "}", "[": "]"}
+
+
+def _torn_problem(tail: str, seq: int, prev: str, last_ts: int,
+                  now: int | None) -> Anomaly | None:
+    """None if ``tail`` (a last line without its newline) is what a crash can leave."""
+    line_no = seq + 1
+    why = _not_a_prefix(tail)
+    if why == "complete":  # a whole line that lost only its newline must be a sound entry
+        checked = _check_line(tail, line_no, seq, prev, last_ts, now)
+        return checked if isinstance(checked, Anomaly) else None
+    if why is None:
+        return None
+    return Anomaly("malformed", line_no, f"line {line_no}: the last line has no newline and "
+                                         f"is not the beginning of a journal entry ({why})")
+
+
+def _not_a_prefix(tail: str) -> str | None:
+    """Why ``tail`` is no prefix of a canonical entry; "complete" if it is a whole object."""
+    if not tail.startswith("{"):
+        return "it does not begin with {"
+    stack: list[str] = []
+    expect, last_key, pos = "value", "", 0
+    while pos < len(tail):
+        m = _TOKEN.match(tail, pos)
+        if m is None:
+            break
+        tok, pos = m.group(), m.end()
+        if expect == "done":
+            return "text follows the end of the entry"
+        if tok in "{[" and expect == "value":
+            stack.append(tok)
+            expect = "key" if tok == "{" else "value"
+        elif tok in "}]" and stack and tok == _CLOSER[stack[-1]] and expect in ("next", "key",
+                                                                                 "value"):
+            stack.pop()
+            expect = "next" if stack else "done"
+        elif tok == "," and expect == "next":
+            expect = "key" if stack[-1] == "{" else "value"
+        elif tok == ":" and expect == "colon":
+            expect = "value"
+        elif tok[0] == '"' and expect == "key":
+            key = json.loads(tok)
+            if len(stack) == 1 and (key not in ENTRY_FIELDS or key <= last_key):
+                return f"member {tok} is not the next entry field in order"
+            last_key = key if len(stack) == 1 else last_key
+            expect = "colon"
+        elif expect == "value" and tok not in "{}[]:,":
+            if tok[0] == '"' and json.dumps(json.loads(tok), ensure_ascii=False) != tok:
+                return f"string {tok[:40]} is not canonically spelled"
+            expect = "next"
+        else:
+            return f"{tok[:40]!r} cannot come at character {m.start() + 1}"
+    rest = tail[pos:]
+    if not rest:
+        return "complete" if expect == "done" else None
+    if expect in ("value", "key") and _PARTIAL_VALUE.match(rest):
+        if expect == "key" and len(stack) == 1 and not any(
+                f.startswith(rest[1:]) and f > last_key for f in ENTRY_FIELDS):
+            return f"member {rest[:40]} begins no entry field that may come next"
+        return None
+    return f"{rest[:40]!r} cannot come at character {pos + 1}"
 
 
 def read_entries(text: str) -> list[dict[str, Any]]:

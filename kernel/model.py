@@ -12,7 +12,7 @@ from enum import StrEnum
 from typing import Any
 
 from kernel.errors import ConfigError, KernelError
-from kernel.identity import JSON, effect_id, payload_digest
+from kernel.identity import JSON, effect_id, payload_digest, recordable
 
 
 class State(StrEnum):
@@ -138,6 +138,7 @@ class Proposal:
         if not isinstance(self.premises, Mapping):
             raise KernelError("premises must be a mapping of fact name to expected value")
         self.timing.validate(self.capabilities)
+        recordable(dict(self.premises), self.lease, self.target)  # what is accepted is read back
         object.__setattr__(self, "effect_id", effect_id(self.payload, self.key))
         object.__setattr__(self, "payload_digest", payload_digest(self.payload))
         object.__setattr__(self, "premise_names", tuple(sorted(self.premises)))

@@ -732,3 +732,47 @@ def test_cli_reads_a_json_array_history(tmp_path: Path) -> None:
     history = write(tmp_path, "h.json", json.dumps(run.history + [run.eid]))
     out = cli(journal, "--history", history)
     assert out.returncode == 1 and "K2" in out.stdout
+
+
+# ---------------------------------------------------------------- hostile input at the command line
+
+HOSTILE = {
+    "deep array": (b"[" * 1500 + b"]" * 1500 + b"\n", 1, "nests deeper than 35 levels"),
+    "deep payload": (b'{"a":' * 400 + b"1" + b"}" * 400 + b"\n", 1, "nests deeper than 35"),
+    "deep array document": (b"[" * 5000 + b"]" * 5000, 1, "not the beginning of a journal"),
+    "escaped lone surrogate": (b'{"kind":"\\ud800"}\n', 1, "lone surrogate"),
+    "encoded surrogate": (b'{"kind":"\xed\xa0\x80"}\n', 1, "not valid UTF-8"),
+    "50 MB line": (b'{"a":"' + b"x" * 50_000_000 + b'"}\n', 1, "missing field 'seq'"),
+    "torn array": (b'[{"seq":0', 1, "not the beginning of a journal entry"),
+    "hello world": (b"hello world", 1, "not the beginning of a journal entry"),
+    "journal 5": (b'{"journal": 5}', 1, "not the beginning of a journal entry"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE))
+def test_cli_hostile_input_is_one_line_and_an_exit_code(tmp_path: Path, case: str) -> None:
+    data, code, words = HOSTILE[case]
+    path = tmp_path / "j.jsonl"
+    path.write_bytes(data)
+    out = cli(path)
+    assert out.returncode == code, out.stdout + out.stderr[-400:]
+    assert "Traceback" not in out.stderr and out.stderr == ""
+    assert out.stdout.splitlines()[0] == "valid: false"
+    assert len(out.stdout.splitlines()) == 2 and words in out.stdout
+
+
+@pytest.mark.parametrize("make", ["directory", "missing"])
+def test_cli_a_directory_or_a_missing_file_is_bad_usage(tmp_path: Path, make: str) -> None:
+    path = tmp_path / "j.jsonl"
+    if make == "directory":
+        path.mkdir()
+    out = cli(path)
+    assert out.returncode == 254 and "Traceback" not in out.stderr
+    assert out.stdout == "" and len(out.stderr.splitlines()) == 1
+
+
+def test_cli_a_torn_last_line_inside_a_utf8_character_is_torn(tmp_path: Path) -> None:
+    path = tmp_path / "j.jsonl"
+    path.write_bytes(Run(1).happy().text.encode() + '{"capabilities":{"é'.encode()[:-1])
+    out = cli(path)
+    assert out.returncode == 0 and "torn write" in out.stdout
