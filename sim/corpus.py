@@ -98,8 +98,11 @@ def score(srcs: Sequence[Source], operators: Sequence[str] | None = None,
     names = list(operators or mutations.OPERATORS)
     scores = {name: Score() for name in names}
     for src in srcs:
-        if caught_by(src.entries, src.history) is not None:
-            raise InvalidSource(f"{src.name}: the oracle rejects the unmutated journal")
+        verdict = oracle.check(list(src.entries), history=src.history, complete=True)
+        if verdict.valid is False:
+            raise InvalidSource(f"{src.name}: the oracle rejects the unmutated kernel journal "
+                                f"({verdict.first}); replay it with python3 run_all.py "
+                                f"--replay SEED --system kernel --tier TIER")
         record = None if journal_only else src.history
         for m in mutations.mutants(src.entries, record, names):
             s = scores[m.operator]
