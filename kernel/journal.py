@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import json.scanner
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from kernel.errors import JournalError, KernelError
 from kernel.identity import LINE_DEPTH, canonical
@@ -188,7 +189,10 @@ def _checked_float(text: str) -> float:
 
 # Integers use the C parser's own fast path; a line that may hold one of 16 digits or more
 # (this also matches inside some strings: harmless) is then walked by _read_doubles.
-_decode = json.JSONDecoder(parse_float=_checked_float, parse_constant=_reject_constant).decode
+_decoder = json.JSONDecoder(parse_float=_checked_float, parse_constant=_reject_constant)
+_decode = _decoder.decode
+# One value from a position (no whitespace skipping): the decoder's own C scanner.
+_scan: Any = json.scanner.make_scanner(_decoder)  # type: ignore[arg-type]
 _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True,
                            allow_nan=False).encode
 _LONG_NUMBER = re.compile(r"[:,\[]-?[0-9]{16}")
@@ -308,17 +312,79 @@ def _check_nested(entry: dict[str, Any], name: str, fields: dict[str, Any],
         raise JournalError(line_no, f"{name} has unknown field '{key}'")
 
 
-def parse_line(text: str, line_no: int) -> dict[str, Any]:
-    """One journal line (without its newline) to an entry, or JournalError saying why not."""
+def _plainly_canonical(text: str, entry: dict[str, Any], seen: set[tuple[str, ...]]) -> bool:
+    """True when string tests and one walk prove ``text`` the RFC 8785 spelling of ``entry``:
+    ASCII without backslashes, so every string is spelled literally and ``":`` ends a key
+    and nothing else; no whitespace; no -0 and no integer beyond +-(2^53-1); every
+    object's keys in order, and as many keys in the text as in the parsed objects (so none
+    was duplicated). Floats were vetted as they were parsed. False means: not proven (the
+    exact, slower test then decides). ``seen`` holds key tuples already found in order."""
+    if not text.isascii() or "\\" in text or " " in text or "\t" in text or "-0" in text:
+        return False
+    return _members(entry, seen, LINE_DEPTH) == text.count('":')
+
+
+def _members(value: Any, seen: set[tuple[str, ...]], room: int) -> int:
+    """How many members ``value`` and the objects inside it have; -1 if some object's keys
+    are out of order, an integer is beyond +-(2^53-1) or the nesting exceeds ``room``."""
+    if room <= 0:
+        return -1
+    count = 0
+    if type(value) is dict:
+        keys = tuple(value)
+        if keys not in seen:
+            if list(keys) != sorted(keys):
+                return -1
+            if len(seen) < 4096:
+                seen.add(keys)
+        count, value = len(keys), value.values()
+    for v in value:
+        kind = type(v)
+        if kind is int:
+            if not -MAX_SAFE_INT <= v <= MAX_SAFE_INT:
+                return -1
+        elif kind is dict or kind is list:
+            inner = _members(v, seen, room - 1)
+            if inner < 0:
+                return -1
+            count += inner
+    return count
+
+
+def parse_line(text: str, line_no: int,
+               seen: set[tuple[str, ...]] | None = None) -> dict[str, Any]:
+    """One journal line (without its newline) to an entry, or JournalError saying why not.
+    ``seen`` may carry key orders already checked across the lines of one journal."""
+    try:
+        entry, end = _scan(text, 0)
+        if end != len(text):
+            entry = _decode(text)  # raises ValueError ("Extra data"), unless only whitespace
+    except RecursionError:
+        raise JournalError(line_no, f"nests deeper than {LINE_DEPTH} levels") from None
+    except StopIteration:
+        raise JournalError(line_no, f"not valid JSON ({_why_not_json(text)})") from None
+    except ValueError as exc:
+        raise JournalError(line_no, f"not valid JSON ({exc})") from None
+    if type(entry) is not dict or "\r" in text \
+            or not _plainly_canonical(text, entry, set() if seen is None else seen):
+        _exactly_canonical(text, entry, line_no)
+    _check_fields(entry, line_no)
+    return cast(dict[str, Any], entry)
+
+
+def _why_not_json(text: str) -> str:
+    try:
+        _decode(text)
+    except ValueError as exc:
+        return str(exc)
+    return "no value"  # pragma: no cover - the scanner and the decoder agree
+
+
+def _exactly_canonical(text: str, entry: Any, line_no: int) -> None:
+    """The slow path of parse_line: raise JournalError unless ``text`` is canonical."""
     if text.endswith("\r"):
         raise JournalError(line_no, "line ends with a carriage return: journal lines end with "
                                     "a bare newline (LF), not CRLF")
-    try:
-        entry = _decode(text)
-    except RecursionError:
-        raise JournalError(line_no, f"nests deeper than {LINE_DEPTH} levels") from None
-    except ValueError as exc:
-        raise JournalError(line_no, f"not valid JSON ({exc})") from None
     if text.count("{") + text.count("[") > LINE_DEPTH and _too_deep(entry):
         raise JournalError(line_no, f"nests deeper than {LINE_DEPTH} levels")
     if type(entry) is not dict:
@@ -331,8 +397,6 @@ def parse_line(text: str, line_no: int) -> dict[str, Any]:
     problem = _canonical_problem(text, entry)
     if problem is not None:
         raise JournalError(line_no, problem)
-    _check_fields(entry, line_no)
-    return entry
 
 
 def _unsigned(text: str, entry: Mapping[str, Any]) -> str:
@@ -377,8 +441,9 @@ def verify(text: str | bytes, now: int | None = None,
     tail = lines.pop()
     prev, last_ts = GENESIS, 0
     entries = verdict.entries
+    seen: set[tuple[str, ...]] = set()
     for i, line in enumerate(lines):
-        checked = _check_line(line, i + 1, i, prev, last_ts, now)
+        checked = _check_line(line, i + 1, i, prev, last_ts, now, seen)
         if type(checked) is not dict:
             return _invalid(verdict, checked)
         entries.append(checked)
@@ -401,10 +466,10 @@ def _invalid(verdict: Verdict, anomaly: Anomaly) -> Verdict:
 
 
 def _check_line(line: str, line_no: int, seq: int, prev: str, last_ts: int,
-                now: int | None) -> Any:
+                now: int | None, seen: set[tuple[str, ...]] | None = None) -> Any:
     """The entry of one line, or the Anomaly that stops verification there."""
     try:
-        entry = parse_line(line, line_no)
+        entry = parse_line(line, line_no, seen)
     except JournalError as exc:
         return Anomaly("malformed", line_no, str(exc))
     if entry["seq"] != seq:
