@@ -10,7 +10,8 @@ Beside it, a model that shares no code with the kernel: tokens, claims, reservat
 sends are recomputed from the raw journal entries and the target's record, and after every
 step G1 (one order), G2 (one live claim per item; no stale write lands), G5 (no commit
 without a pass), G7 (reserved <= cap, applied <= reserved) and G8 (no send under a
-superseded plan) are checked. At the end every unit must reach a final state (K9).
+superseded plan) are checked, and ``kernel.guarantees.judge`` must find nothing in the
+journal. At the end every unit must reach a final state (K9).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 import kernel
 from kernel import State, verify
+from kernel.guarantees import judge
 
 REPO = kernel.Capabilities(dedupes=True, queryable=True, dedup_window=100_000, lookup_lag=20)
 TIMING = kernel.Timing(send_timeout=200, settle_margin=100, dedup_margin=1_000)
@@ -270,6 +272,10 @@ class UnitsWorld(RuleBasedStateMachine):
                        if not (last[eid]["kind"] == "REFUSED" and last[eid]["executed"] == "false"))
         assert reserved <= CAP, f"G7: reserved {reserved} > cap {CAP}"
         assert COST * len(self.applied) <= reserved, "G7: applied more than reserved"
+
+    @invariant()
+    def the_guarantee_judges_find_nothing(self) -> None:
+        assert judge(self.entries()) == []
 
     def teardown(self) -> None:
         """K9: with recovery running and the target answering, every unit ends final."""
