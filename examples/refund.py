@@ -24,7 +24,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import kernel  # noqa: E402
-from gate import FileJournal, Gate  # noqa: E402
+from gate import JsonlJournal, Gate  # noqa: E402
 
 TIERS = {1: kernel.Capabilities(dedupes=True, queryable=True, dedup_window=86_400_000,
                                  lookup_lag=100),
@@ -73,7 +73,7 @@ def proposal(tier: int) -> kernel.Proposal:
 
 def gate(folder: Path, tier: int, die: bool) -> Gate:
     target = FakePayments(folder / "ledger.json", TIERS[tier], die)
-    return Gate(FileJournal(folder / "journal.jsonl"), target,
+    return Gate(JsonlJournal(folder / "journal.jsonl"), target,
                 lease_of=lambda lease_id: kernel.Lease(lease_id, expires_at=2**52))
 
 
