@@ -24,7 +24,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import kernel  # noqa: E402
-from gate import JsonlJournal, Gate  # noqa: E402
+from gate import Gate, JsonlJournal  # noqa: E402
 
 TIERS = {1: kernel.Capabilities(dedupes=True, queryable=True, dedup_window=86_400_000,
                                  lookup_lag=100),

@@ -19,7 +19,7 @@ from typing import Any, NoReturn
 
 import kernel
 from gate.journal import SqliteJournal, cut, plan_repair
-from kernel.journal import JournalError
+from kernel import JournalError
 
 BAD_USAGE = 254
 

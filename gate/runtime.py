@@ -148,10 +148,13 @@ class Gate:
 
     def settle(self, eid: str) -> None:
         """Drive one effect (ours or another worker's) until it is final."""
-        lookup: kernel.Lookup | None = None
+        lookup: list[kernel.Lookup | None] = [None]
+
+        def event_of(effect: Effect | None) -> kernel.Event | None:
+            return self._event(effect, lookup[0])
         while not self.effects[eid].state.final:
-            commands = self._step(eid, lambda e: self._event(e, lookup))
-            lookup = self._carry_out(eid, commands) or lookup
+            commands = self._step(eid, event_of)
+            lookup[0] = self._carry_out(eid, commands) or lookup[0]
 
     def recover(self) -> list[kernel.Receipt]:
         """After a restart: settle every effect the journal leaves open; all receipts."""

@@ -10,7 +10,7 @@ import pytest
 
 import kernel
 import kernel.oracle
-from gate import JsonlJournal, Gate
+from gate import Gate, JsonlJournal
 
 ROOT = Path(__file__).resolve().parents[1]
 CAPS = kernel.Capabilities(dedupes=False, queryable=True, lookup_lag=10)
