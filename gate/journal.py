@@ -109,12 +109,15 @@ class Journal:
         self.last_ts = 0
         self.durable_seq = -1  # entries with seq <= this are durable
         self.final_seq: dict[str, int] = {}  # effect id -> seq of its final entry
+        self._unseen: list[dict[str, Any]] = []  # others' entries not yet handed out
 
     @property
     def seq(self) -> int:
         return len(self.entries)
 
-    def _take(self, entries: list[dict[str, Any]]) -> None:
+    def _take(self, entries: list[dict[str, Any]], own: bool = False) -> None:
+        if not own:
+            self._unseen += entries
         for entry in entries:
             self.entries.append(entry)
             if entry["kind"] in FINAL:
@@ -127,7 +130,13 @@ class Journal:
         return self.final_seq.get(effect_id, self.durable_seq + 1) <= self.durable_seq
 
     def refresh(self) -> list[dict[str, Any]]:
-        """Read the entries appended since this view's head; returns them."""
+        """Read what other writers appended; returns every entry not handed out before
+        (including those an append read on its way, so a caller's view never skips one)."""
+        self._read()
+        seen, self._unseen = self._unseen, []
+        return seen
+
+    def _read(self) -> None:
         raise NotImplementedError
 
     def append(self, body: Mapping[str, Any], head: str, fsync: bool) -> dict[str, Any] | None:
@@ -270,7 +279,7 @@ class JsonlJournal(Journal):
         if not plan.clean:
             cut(self.path, plan)
             self.notes.append(f"{self.path}: {plan.describe()}: cut")
-        self._take(plan.entries)
+        self._take(plan.entries, own=True)
         self.offset = plan.keep_bytes
         self.durable_seq = plan.marker.seq
 
@@ -294,9 +303,9 @@ class JsonlJournal(Journal):
     def _locked(self) -> JsonlJournal._Lock:
         return JsonlJournal._Lock(self)
 
-    def refresh(self) -> list[dict[str, Any]]:
+    def _read(self) -> None:
         with self._locked():
-            return self._read_tail()
+            self._read_tail()
 
     def _read_tail(self) -> list[dict[str, Any]]:
         """Under the lock: take the complete lines past our offset (another writer's)."""
@@ -336,7 +345,7 @@ class JsonlJournal(Journal):
             data = line.encode("utf-8")
             os.write(self._fd, data)
             self.offset += len(data)
-            self._take([entry])
+            self._take([entry], own=True)
             if fsync:
                 os.fsync(self._fd)
                 marker = Marker(entry["seq"], self.offset, entry["hash"])
@@ -366,10 +375,10 @@ class SqliteJournal(Journal):
         self._sync: str | None = None
         self.refresh()
 
-    def refresh(self) -> list[dict[str, Any]]:
+    def _read(self) -> None:
         rows = self.db.execute("SELECT line FROM journal WHERE seq >= ? ORDER BY seq",
                                (self.seq,)).fetchall()
-        return self._check_rows(rows)
+        self._check_rows(rows)
 
     def _check_rows(self, rows: list[tuple[str]]) -> list[dict[str, Any]]:
         lines = [row[0].encode("utf-8", "surrogatepass") for row in rows]
@@ -403,7 +412,7 @@ class SqliteJournal(Journal):
             if self.db.in_transaction:
                 self.db.execute("ROLLBACK")
             raise
-        self._take([entry])
+        self._take([entry], own=True)
         self.durable_seq = entry["seq"] if fsync else self.durable_seq
         return entry
 

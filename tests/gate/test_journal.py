@@ -91,3 +91,15 @@ def test_export_lets_kernel_check_read_a_sqlite_journal(tmp_path):
                          capture_output=True, text=True, check=True).stdout
     (tmp_path / "j.jsonl").write_text(out)
     assert kernel.verify(out).valid is True and len(kernel.verify(out).entries) == 5
+
+
+@pytest.mark.parametrize("name", ["j.jsonl", "j.db"])
+def test_entries_a_refused_append_read_reach_the_next_refresh(tmp_path, name):
+    """A failed conditional append reads the new tail; the caller must still be handed it,
+    or it decides again on a view that skips an entry (found by the crash harness: two
+    recovery workers each journaled attempt 2)."""
+    a, b = open_journal(tmp_path / name), open_journal(tmp_path / name)
+    a.append(body(1, 1), a.head, fsync=True)
+    assert b.append(body(1, 2), kernel.GENESIS, fsync=True) is None
+    assert [e["seq"] for e in b.refresh()] == [0]
+    assert b.refresh() == []
