@@ -67,7 +67,8 @@ def worker_main(args: argparse.Namespace, ready: int) -> int:
     if args.fsync_log:
         _log_fsyncs(folder / f"fsync.{os.getpid()}.log", args.plant == "no_fsync")
     journal_path = folder / ("journal.db" if args.backend == "sqlite" else "journal.jsonl")
-    journal = (JsonlJournal(journal_path, lock=False) if args.plant == "no_lock"
+    journal = (JsonlJournal(journal_path, lock=False)
+               if args.plant == "no_lock" and args.backend == "jsonl"
                else open_journal(journal_path))
     gate = Gate(journal, LoopbackTarget(args.port, args.run, args.tier), _lease,
                 probe=_prober(args.die_at))
@@ -137,16 +138,16 @@ def _plant(gate: Any, plant: str) -> None:
             journal.refresh()  # appends on whatever the head now is, decision or not
             return real_append(body, journal.head, fsync)
         gate.journal.append = append
-    else:
-        real_event = gate._event
+    else:  # a view that forgets the claims of DISPATCHED entries: recovery never waits
+        real_fold = gate._fold
 
-        def event(effect: Any, lookup: Any) -> Any:
-            ev = real_event(effect, lookup)
-            if isinstance(ev, kernel.Recover):  # recovery that never waits out a claim
-                ev = kernel.Recover(max(ev.now, effect.claim_until), ev.lease, ev.facts,
-                                    lookup and kernel.Lookup(lookup.found, effect.claim_until))
-            return ev
-        gate._event = event
+        def fold(entry: Any) -> None:
+            real_fold(entry)
+            eid = entry["effect_id"]
+            gate.effects[eid] = gate.effects[eid]._replace(claim_until=0)
+        gate._fold = fold
+        for eid, effect in gate.effects.items():
+            gate.effects[eid] = effect._replace(claim_until=0)
 
 
 # ---------------------------------------------------------------- power-loss images
@@ -206,14 +207,13 @@ def _subset(tail: bytes, rng: random.Random) -> bytes:
 # ---------------------------------------------------------------- the judge
 
 
-def judge(journal_lines: list[str], ledger_rows: dict[str, list[tuple[Any, ...]]],
+def judge(journal: list[dict[str, Any]], ledger_rows: dict[str, list[tuple[Any, ...]]],
           tier: str, receipts: list[dict[str, Any]], told: list[dict[str, Any]]
           ) -> tuple[list[str], Counter[str]]:
     """Ground truth after recovery. Uses json and the ledger only: no gate or kernel code."""
     problems, counts = [], Counter[str]()
     last: dict[str, str] = {}
-    for line in journal_lines:
-        entry = json.loads(line)
+    for entry in journal:
         if entry["kind"] not in ("LATE", "REJECTED"):
             last.setdefault(entry["effect_id"], "PROPOSED")
             if last[entry["effect_id"]] not in ("COMMITTED", "REFUSED", "AMBIGUOUS"):
@@ -268,13 +268,12 @@ def _receipt_vs_ledger(eid: str, r: dict[str, Any], kind: str | None, applied: i
     return []
 
 
-def history(journal_lines: list[str], rows: dict[str, list[tuple[Any, ...]]]
+def history(journal: list[dict[str, Any]], rows: dict[str, list[tuple[Any, ...]]]
             ) -> tuple[list[dict[str, Any]], list[str]]:
     """The ledger as the target history ``kernel check`` reads; a request whose deadline
     matches no DISPATCHED entry is reported here (a send without write-ahead intent)."""
     attempt_of: dict[tuple[str, int], int] = {}
-    for line in journal_lines:
-        e = json.loads(line)
+    for e in journal:
         if e["kind"] == "DISPATCHED":
             attempt_of[(e["effect_id"], e["deadline"])] = e["attempt"]
     records, problems = [], []
@@ -427,8 +426,12 @@ class Supervisor:
                         "ORDER BY rowid"))}
         receipts = _read_jsonl(trial.folder / "receipts.final.jsonl")
         told = [r for f in trial.folder.glob("receipts.w*.jsonl") for r in _read_jsonl(f)]
-        problems, counts = judge(lines, rows, trial.tier, receipts, told)
-        records, unannounced = history(lines, rows)
+        entries, unreadable = _parse(lines)
+        problems, counts = judge(entries, rows, trial.tier, receipts, told)
+        records, unannounced = history(entries, rows)
+        if unreadable:
+            problems.insert(0, unreadable)
+            counts["disagreements"] += 1
         trial.problems += problems + unannounced
         trial.counts.update(counts)
         trial.counts["disagreements"] += len(unannounced)
@@ -444,12 +447,27 @@ class Supervisor:
         if trial.backend == "sqlite":
             import sqlite3
             db = sqlite3.connect(trial.folder / "journal.db")
-            lines = [row[0] for row in db.execute("SELECT line FROM journal ORDER BY seq")]
-            db.close()
-            return lines
+            try:
+                return [row[0] for row in db.execute("SELECT line FROM journal ORDER BY seq")]
+            except sqlite3.Error as exc:
+                trial.problems.append(f"journal.db unreadable: {exc}")
+                return []
+            finally:
+                db.close()
         path = trial.folder / "journal.jsonl"
         text = path.read_bytes().decode("utf-8", "replace") if path.exists() else ""
         return [line for line in text.split("\n")[:-1]]
+
+
+def _parse(lines: list[str]) -> tuple[list[dict[str, Any]], str]:
+    """Journal lines as JSON objects, up to the first that does not parse."""
+    entries = []
+    for no, line in enumerate(lines, 1):
+        try:
+            entries.append(json.loads(line))
+        except ValueError:
+            return entries, f"journal line {no} is unreadable after recovery"
+    return entries, ""
 
 
 def _kernel_check(folder: Path) -> str:
@@ -488,7 +506,7 @@ class Child:
                 sys.stderr.flush()
                 os._exit(code)
         os.close(write)
-        self.ready_fd, self.code = read, None
+        self.ready_fd, self.code = read, None  # type: int, int | None
 
     def wait_ready(self) -> None:
         os.read(self.ready_fd, 1)  # b"" if it died first
@@ -558,8 +576,8 @@ class Totals:
         self.by[f"{t.mode}/{t.backend}/tier{t.tier}"] += 1
 
     def met(self, args: argparse.Namespace) -> bool:
-        return (self.kills >= args.kills and self.images >= args.images
-                and self.multi >= args.multi)
+        return bool(self.kills >= args.kills and self.images >= args.images
+                    and self.multi >= args.multi)
 
     def line(self) -> str:
         c = self.counts

@@ -30,6 +30,7 @@ import fcntl
 import hashlib
 import os
 import sqlite3
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -282,6 +283,12 @@ class JsonlJournal(Journal):
         self._take(plan.entries, own=True)
         self.offset = plan.keep_bytes
         self.durable_seq = plan.marker.seq
+        if self.seq - 1 > self.durable_seq:  # intact entries nobody made durable: now they are
+            os.fsync(self._fd)
+            marker = Marker(self.seq - 1, self.offset, self.head)
+            os.pwrite(self._lock_fd, marker.record(), 0)
+            os.fsync(self._lock_fd)
+            self.durable_seq = self.seq - 1
 
     class _Lock:
         def __init__(self, journal: JsonlJournal) -> None:
@@ -369,11 +376,23 @@ class SqliteJournal(Journal):
         super().__init__()
         self.path, self.notes = Path(path), []
         self.db = sqlite3.connect(self.path, isolation_level=None, timeout=60)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("CREATE TABLE IF NOT EXISTS journal (seq INTEGER PRIMARY KEY, "
-                        "hash TEXT NOT NULL, line TEXT NOT NULL)")
+        self._setup()
         self._sync: str | None = None
         self.refresh()
+
+    def _setup(self) -> None:
+        """WAL mode and the table; a writer creating the file at the same moment can make
+        SQLite answer "locked" without waiting, so retry for a while."""
+        for attempt in range(600):
+            try:
+                self.db.execute("PRAGMA journal_mode=WAL")
+                self.db.execute("CREATE TABLE IF NOT EXISTS journal (seq INTEGER PRIMARY "
+                                "KEY, hash TEXT NOT NULL, line TEXT NOT NULL)")
+                return
+            except sqlite3.OperationalError:
+                if attempt == 599:
+                    raise
+                time.sleep(0.05)
 
     def _read(self) -> None:
         rows = self.db.execute("SELECT line FROM journal WHERE seq >= ? ORDER BY seq",
