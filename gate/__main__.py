@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sqlite3
 import sys
 import time
 from pathlib import Path
@@ -114,7 +115,8 @@ def _reconcile(reason: str) -> str:
 
 
 def _print_status(report: dict[str, Any]) -> None:
-    print(f"{report['effects']} effects in {report['entries']} entries: {report['final']} "
+    plural = "" if report["effects"] == 1 else "s"
+    print(f"{report['effects']} effect{plural} in {report['entries']} entries: {report['final']} "
           f"final, {len(report['open'])} open, {len(report['ambiguous'])} AMBIGUOUS")
     for row in report["open"]:
         print(f"open {row['effect_id'][:12]} {row['state']} target {row['target']}")
@@ -161,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
             return _repair(path, args.apply)
         now = args.now if args.now is not None else time.time_ns() // 1_000_000
         report = status(_entries(path), now)
-    except (JournalError, kernel.KernelError, OSError) as exc:
+    except (JournalError, kernel.KernelError, OSError, sqlite3.Error) as exc:
         _fail(str(exc), 1)
     if args.json:
         print(json.dumps(report, indent=2, sort_keys=True))

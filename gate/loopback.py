@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import socket
 import socketserver
 import sqlite3
@@ -137,12 +138,15 @@ def serve(ledger_path: Path, port_file: Path, lifetime: float = 3600) -> None:
     """Run the target until ``lifetime`` seconds pass or a stop request comes."""
     ledger(ledger_path).close()
     server = _Server(ledger_path)
-    timer = threading.Timer(lifetime, server.shutdown)
-    timer.daemon = True
-    timer.start()
+    parent, end = os.getppid(), time.monotonic() + lifetime
+
+    def watchdog() -> None:  # bounded: stops at the lifetime or when the supervisor is gone
+        while time.monotonic() < end and os.getppid() == parent:
+            time.sleep(0.5)
+        server.shutdown()
+    threading.Thread(target=watchdog, daemon=True).start()
     port_file.write_text(str(server.server_address[1]))
     server.serve_forever(poll_interval=0.05)
-    timer.cancel()
     server.server_close()
 
 
