@@ -184,8 +184,9 @@ def power_loss(folder: Path, rng: random.Random) -> str:
     elif kind == "subset":
         image = head + _subset(tail, rng)
     else:
-        start = max(durable, (durable // SECTOR + rng.randrange(2)) * SECTOR)
-        length = min(SECTOR, len(data) - start) if start < len(data) else 0
+        at = durable + rng.randrange(len(tail))  # a sector holding unsynced bytes
+        start = max(durable, at // SECTOR * SECTOR)
+        length = min(SECTOR - start % SECTOR, len(data) - start)
         fill = (b"\0" * length if kind == "zero"
                 else bytes(rng.randrange(256) for _ in range(length)))
         image = data[:start] + fill + data[start + length:]
@@ -309,8 +310,10 @@ class Trial:
 
 
 class Supervisor:
-    def __init__(self, seed: int, out: Path, plant: str | None, keep: bool) -> None:
+    def __init__(self, seed: int, out: Path, plant: str | None, keep: bool,
+                 power_share: float = 0.25) -> None:
         self.seed, self.out, self.plant, self.keep = seed, out, plant, keep
+        self.power_share = power_share
         out.mkdir(parents=True, exist_ok=True)
         self.ledger_path = out / "ledger.db"
         port_file = out / "port"
@@ -333,15 +336,16 @@ class Supervisor:
         except subprocess.TimeoutExpired:
             self.target.kill()
 
-    def draw(self, index: int, mode: str | None = None) -> Trial:
-        rng = random.Random(f"{self.seed}:{index}")
-        backend = "sqlite" if rng.random() < 0.3 else "jsonl"
-        drawn = rng.choice(["point", "random", "power"] if backend == "jsonl"
-                           else ["point", "random"])
+    def draw(self, index: int) -> Trial:
+        """The trial's setting: a function of (seed, index, power share) only."""
+        rng = random.Random(f"{self.seed}:{index}:{self.power_share}")
+        if rng.random() < self.power_share:
+            mode, backend = "power", "jsonl"
+        else:
+            mode, backend = rng.choice(["point", "random"]), rng.choice(["jsonl", "sqlite"])
         workers = rng.choice([1, 1, 2, 2, 3])
-        folder = self.out / f"trial-{index}"
-        return Trial(index, self.seed, rng.choice(TIERS), backend, workers, mode or drawn,
-                     folder)
+        return Trial(index, self.seed, rng.choice(TIERS), backend, workers, mode,
+                     self.out / f"trial-{index}")
 
     def run(self, trial: Trial) -> Trial:
         rng = random.Random(f"{self.seed}:{trial.index}:run")
@@ -589,15 +593,17 @@ class Totals:
 
 def _repro(args: argparse.Namespace, index: int) -> str:
     plant = f" --plant {args.plant}" if args.plant else ""
-    return f"python -m gate.crash --seed {args.seed} --trial {index}{plant} --keep"
+    share = f" --power-share {args.power_share}" if args.power_share != 0.25 else ""
+    return f"python -m gate.crash --seed {args.seed} --trial {index}{share}{plant} --keep"
 
 
 def campaign(args: argparse.Namespace) -> int:
     print(f"seed {args.seed}  kills>={args.kills} images>={args.images} "
-          f"multi>={args.multi} max-trials {args.max_trials}"
+          f"multi>={args.multi} max-trials {args.max_trials} power-share {args.power_share}"
           f"{'  plant ' + args.plant if args.plant else ''}", flush=True)
     out = Path(args.out or tempfile.mkdtemp(prefix="gate-crash-"))
-    sup = Supervisor(args.seed, out, args.plant, args.keep or args.trial is not None)
+    sup = Supervisor(args.seed, out, args.plant, args.keep or args.trial is not None,
+                     args.power_share)
     totals, began = Totals(), time.monotonic()
     indexes = [args.trial] if args.trial is not None else range(args.max_trials)
     try:
@@ -639,6 +645,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--images", type=int, default=0, help="minimum power-loss images")
     parser.add_argument("--multi", type=int, default=0, help="minimum multi-worker trials")
     parser.add_argument("--max-trials", type=int, default=100_000)
+    parser.add_argument("--power-share", type=float, default=0.25,
+                        help="share of trials that end in a power-loss image")
     parser.add_argument("--trial", type=int, help="run only this trial (a repro)")
     parser.add_argument("--plant", choices=PLANTS, help="switch on a known bug in the workers")
     parser.add_argument("--out", help="folder for the ledger and the trials' artefacts")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import kernel
-from gate import JsonlJournal, SqliteJournal, open_journal
+from gate import JsonlJournal, Refused, SqliteJournal, open_journal
 
 ROOT = Path(__file__).resolve().parents[2]
 EID = "ab" * 32
@@ -103,3 +103,14 @@ def test_entries_a_refused_append_read_reach_the_next_refresh(tmp_path, name):
     assert b.append(body(1, 2), kernel.GENESIS, fsync=True) is None
     assert [e["seq"] for e in b.refresh()] == [0]
     assert b.refresh() == []
+
+
+def test_a_writer_that_cannot_take_the_lock_is_refused(tmp_path, monkeypatch):
+    import errno
+    import fcntl
+
+    def no_locks(fd, op):
+        raise OSError(errno.ENOLCK, "No locks available")
+    monkeypatch.setattr(fcntl, "flock", no_locks)
+    with pytest.raises(Refused, match="cannot take the journal lock is refused"):
+        JsonlJournal(tmp_path / "j.jsonl")
