@@ -12,7 +12,7 @@ how to crash:
   it was ready (journal open: the gate's active phase, not interpreter start-up);
 - ``power``: every worker is SIGKILLed at once and the journal is replaced by a power-loss
   image made from what was really fsync'd (each worker logs the journal size and the marker
-  at every fsync): the unsynced tail dropped, cut at a byte, a sector zeroed or garbled, or
+  at every sync): the unsynced tail dropped, cut at a byte, a sector zeroed or garbled, or
   a subset of its writes kept (JSONL only: SQLite recovers its own torn writes).
 
 Then one to three workers run ``recover()`` at once (sometimes one of them is killed too and
@@ -113,20 +113,22 @@ def _prober(die_at: str | None) -> Any:
 
 
 def _log_fsyncs(log: Path, disabled: bool) -> None:
-    """Record, at every fsync, how much of the journal (or which marker) became durable."""
-    real = os.fsync
+    """Record, at every sync, how much of the journal (or which marker) it made durable:
+    what was there when the sync was called, logged once it returned."""
     fd_log = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
 
-    def fsync(fd: Any) -> None:
-        if disabled:
-            return  # planted bug: nothing is ever made durable
-        real(fd)
-        name = os.readlink(f"/proc/self/fd/{fd}")
-        if name.endswith(".jsonl"):
-            os.write(fd_log, f"J {os.fstat(fd).st_size}\n".encode())
-        elif name.endswith(".lock"):
-            os.write(fd_log, f"M {os.pread(fd, 160, 0).hex()}\n".encode())
-    os.fsync = fsync
+    def wrap(real: Any) -> Any:
+        def sync(fd: Any) -> None:
+            if disabled:
+                return  # planted bug: nothing is ever made durable
+            name = os.readlink(f"/proc/self/fd/{fd}")
+            before = (f"J {os.fstat(fd).st_size}\n" if name.endswith(".jsonl") else
+                      f"M {os.pread(fd, 160, 0).hex()}\n" if name.endswith(".lock") else "")
+            real(fd)
+            if before:
+                os.write(fd_log, before.encode())
+        return sync
+    os.fsync, os.fdatasync = wrap(os.fsync), wrap(os.fdatasync)
 
 
 def _plant(gate: Any, plant: str) -> None:

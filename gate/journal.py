@@ -9,10 +9,11 @@ appended), replays and decides again. That is the spec's atomic read-and-append;
 two workers fork the chain (spec/broken/StaleView.tla).
 
 JSONL file. The lock is ``fcntl.flock`` on a side file ``JOURNAL.lock``, held only while the
-tail is read and the entry appended (and fsync'd). A writer that cannot take the lock is
-refused. The side file also holds the durable-head marker: after the journal is fsync'd, the
-marker (seq, end offset and hash of the last fsync'd entry) is rewritten and fsync'd, before
-the caller acts on the entry (sends, hands out a receipt). So every entry at or before the
+tail is read and the entry appended. A writer that cannot take the lock is refused. The side
+file also holds the durable-head marker: after the journal is synced (outside the lock, so
+concurrent writers' syncs are committed together), the marker (seq, end offset and hash of
+the last synced entry) is raised under the lock and synced, before the caller acts on the
+entry (sends, hands out a receipt). So every entry at or before the
 marker is durable, and every entry anyone acted on is at or before it. Reading: damage at or
 before the marker is refused naming the line; damage after it (written, never made durable:
 a torn line, a zeroed or garbled sector, a lost write) is cut with a note. ``plan_repair``
@@ -353,13 +354,21 @@ class JsonlJournal(Journal):
             os.write(self._fd, data)
             self.offset += len(data)
             self._take([entry], own=True)
-            if fsync:
-                os.fsync(self._fd)
-                marker = Marker(entry["seq"], self.offset, entry["hash"])
-                os.pwrite(self._lock_fd, marker.record(), 0)
-                os.fsync(self._lock_fd)
-                self.durable_seq = entry["seq"]
-            return entry
+            end = self.offset
+        if fsync:
+            self._make_durable(entry, end)
+        return entry
+
+    def _make_durable(self, entry: dict[str, Any], end: int) -> None:
+        """Sync outside the lock, so several writers' syncs overlap and the file system
+        commits them together (group commit); then raise the marker (never lower it) and
+        sync it. Whoever's sync covers a line, the marker only names entries already synced."""
+        os.fdatasync(self._fd)
+        with self._locked():
+            if self._marker().seq < entry["seq"]:
+                os.pwrite(self._lock_fd, Marker(entry["seq"], end, entry["hash"]).record(), 0)
+        os.fdatasync(self._lock_fd)
+        self.durable_seq = max(self.durable_seq, entry["seq"])
 
     def close(self) -> None:
         os.close(self._fd)

@@ -4,10 +4,10 @@ How it works. For each disk folder, backend and worker count, forked workers sha
 journal and each submits ``--effects`` effects (distinct ids) through ``gate.Gate`` to an
 in-process target that acknowledges at once, so the figures are the gate's own cost: kernel
 steps, the lock or transaction, the conditional append and the fsyncs. Reported per setting:
-effects/s over the wall time of the slowest worker, the share of the workers' time spent in
-fsync (measured around os.fsync for JSONL; for SQLite, whose fsyncs happen inside the
-library, estimated as 1 - t(synchronous=OFF) / t(FULL) on one worker), and the CPU seconds
-(user + system) per effect. A script, not a test:
+effects/s over the wall time of the slowest worker, the share of the workers' time spent
+syncing (measured around os.fsync and os.fdatasync for JSONL; for SQLite, whose fsyncs happen
+inside the library, estimated as 1 - t(synchronous=OFF) / t(FULL) on one worker), and the CPU
+seconds (user + system) per effect. A script, not a test:
 
     python3 tests/bench/bench_gate.py [--effects 200] [--dirs /tmp /work/...]
 """
@@ -47,13 +47,14 @@ class Instant:
 
 def worker(path: Path, w: int, n: int, sync_off: bool, report: int) -> None:
     spent = [0.0]
-    real = os.fsync
 
-    def timed(fd: Any) -> None:
-        t = time.perf_counter()
-        real(fd)
-        spent[0] += time.perf_counter() - t
-    os.fsync = timed
+    def timer(real: Any) -> Any:
+        def timed(fd: Any) -> None:
+            t = time.perf_counter()
+            real(fd)
+            spent[0] += time.perf_counter() - t
+        return timed
+    os.fsync, os.fdatasync = timer(os.fsync), timer(os.fdatasync)
     if sync_off:
         SqliteJournal._synchronous = lambda self, mode: self.db.execute(  # type: ignore
             "PRAGMA synchronous=OFF")
