@@ -15,12 +15,14 @@ how to crash:
   at every sync): the unsynced tail dropped, cut at a byte, a sector zeroed or garbled, or
   a subset of its writes kept (JSONL only: SQLite recovers its own torn writes).
 
-Then one to three workers run ``recover()`` at once (sometimes one of them is killed too and
-a last recovery follows). The judge (``judge``, sharing no code with the gate) reads the
-journal lines with ``json`` alone and the ledger, and checks: applications per effect at
-most once at tiers 1-2, requests at most once at tier 3, every effect final, the final
-receipts equal to the ledger, no receipt a worker handed out lost, every ledger effect in
-the journal, and ``python -m kernel check --complete`` valid with the ledger as history.
+In half the SIGKILL trials a worker also runs ``recover()`` while the others are still
+sending (it must wait out their claims, never adopt their sends). Then one to three workers
+run ``recover()`` at once (sometimes one of them is killed too), and a last recovery follows.
+The judge (``judge``, sharing no code with the gate) reads the journal lines with ``json``
+alone and the ledger, and checks: applications per effect at most once at tiers 1-2,
+requests at most once at tier 3, every effect final, the final receipts equal to the
+ledger, no receipt a worker handed out lost, every ledger effect in the journal, and
+``python -m kernel check --complete`` valid with the ledger as history.
 The seed is printed first; each failure prints the command that reproduces it and keeps its
 folder. ``--plant`` switches on a known bug in the workers to watch the judge catch it.
 """
@@ -399,13 +401,20 @@ class Supervisor:
                   for i in range(len(procs))]
         if trial.mode == "power":
             delays = [delays[0]] * len(procs)
+        early = rng.uniform(0.0, 0.6) if trial.mode != "power" and rng.random() < 0.5 else None
         for p in procs:
             _wait_ready(p)
         started = time.monotonic()
-        for delay, p, kill in sorted(zip(delays, procs, chosen), key=lambda x: x[0]):
-            if kill:
-                time.sleep(max(0.0, started + delay - time.monotonic()))
-                p.kill()
+        events: list[tuple[float, Child | None]] = [
+            (d, p) for d, p, kill in zip(delays, procs, chosen) if kill]
+        if early is not None:  # recover() while the other workers are still sending
+            events.append((early, None))
+        for delay, victim in sorted(events, key=lambda x: x[0]):
+            time.sleep(max(0.0, started + delay - time.monotonic()))
+            if victim is None:
+                procs = procs + [self._start(trial, "e0", "recover", [], None)]
+            else:
+                victim.kill()
         for p in procs:
             trial.kills += _finish(p, trial) == -signal.SIGKILL
 
@@ -431,7 +440,8 @@ class Supervisor:
             ("applies", "SELECT effect_id, ts, payload_digest FROM applies WHERE run = ? "
                         "ORDER BY rowid"))}
         receipts = _read_jsonl(trial.folder / "receipts.final.jsonl")
-        told = [r for f in trial.folder.glob("receipts.w*.jsonl") for r in _read_jsonl(f)]
+        told = [r for pattern in ("receipts.w*.jsonl", "receipts.e*.jsonl")
+                for f in trial.folder.glob(pattern) for r in _read_jsonl(f)]
         entries, unreadable = _parse(lines)
         problems, counts = judge(entries, rows, trial.tier, receipts, told)
         records, unannounced = history(entries, rows)
