@@ -60,8 +60,11 @@ def dedup_open(effect: Effect, now: int) -> bool:
 
 
 def decide(effect: Effect, now: int, lease_live: bool, premises_hold: bool,
-           lookup: Lookup | None) -> Decision:
-    """The next recovery step for a DISPATCHED effect, given fresh observations."""
+           lookup: Lookup | None, failing: str | None = None) -> Decision:
+    """The next recovery step for a DISPATCHED effect, given fresh observations.
+
+    ``failing`` names the check that failed when it is not the lease or a premise (a
+    coordinated unit's plan, claim or read overlap); it becomes the reason's prefix."""
     if now < effect.claim_until:
         return Decision("wait", "claim_in_flight", effect.claim_until)
     caps = effect.proposal.capabilities
@@ -76,7 +79,7 @@ def decide(effect: Effect, now: int, lease_live: bool, premises_hold: bool,
         return Decision("ambiguous", "dedup_window_expired_no_lookup" if expired
                         else "no_dedup_no_lookup")
     if not (lease_live and premises_hold):
-        what = "lease_dead" if not lease_live else "premise_stale"
+        what = failing or ("lease_dead" if not lease_live else "premise_stale")
         if proven_absent:
             return Decision("refuse", f"{what}_at_recovery")
         return Decision("ambiguous", f"{what}_at_recovery_cannot_confirm")
