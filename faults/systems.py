@@ -261,6 +261,11 @@ class KernelWorker:
             else:
                 event = Recover(node.now, lease, facts, lookup)
                 lookup = None
+                if node.generation:
+                    seen = node.run.recoverers_seen.setdefault(eid, set())
+                    seen.add(node.index)
+                    if len(seen) > 1:
+                        node.run.took.add("two recoverers")  # a second recoverer overlapped
             for cmd in self.apply(event, eid):
                 kind = type(cmd)
                 if kind is Send:
@@ -268,9 +273,13 @@ class KernelWorker:
                         return
                     yield self.send(cmd)
                 elif kind is WaitUntil:
+                    if node.reach("recovering"):
+                        return
                     node.log("kernel", "wait", f"wait until {cmd.time} (claim in flight)")
                     yield node.wait_until(cmd.time)
                 elif kind is Query:
+                    if node.reach("recovering"):
+                        return
                     asked = node.now
                     found = yield node.query(eid)
                     if self.state(eid) in kernel.FINAL_STATES:
@@ -313,6 +322,11 @@ class KernelWorker:
 
 class Kernel:
     name = "kernel"
+
+    @staticmethod
+    def receipts(run: Any) -> list[dict[str, Any]]:
+        """What the kernel reports at the end: one receipt per effect of the durable journal."""
+        return [r.as_json() for r in kernel.receipts([e for e in run.disk.entries if e])]
 
     @staticmethod
     def worker(node: Any) -> KernelWorker:
@@ -359,8 +373,11 @@ class Kernel:
 
     @staticmethod
     def resume(node: Any, kw: KernelWorker, eid: str) -> Proc:
+        effect = kw.effects.by_id[eid]
+        if effect.claim_until <= node.now and node.reach("recovering"):
+            return  # nothing to wait out: the crash comes as recovery starts
         node.log("kernel", "recover", "recovery: effect open in the journal",
-                 state=kw.effects.by_id[eid].state.value)
+                 state=effect.state.value)
         yield from kw.advance(eid)
 
 
