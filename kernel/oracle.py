@@ -4,9 +4,10 @@
 first divergence, which it explains in one sentence with its witness:
 
 1. integrity (K8): the journal's syntax, canonical form, schema and hash chain (``verify``);
-2. conformance: each effect's entries follow the transition table, and every recorded
-   decision (authorize, dispatch, and each recovery outcome) is the one the reference
-   recovery decision takes on the same observations, recorded in the entry itself;
+2. re-execution (``kernel.reexecute``): the reference kernel, driven by the observations
+   each entry records (time, lease record, facts, lookup answers, acks), must write exactly
+   that entry; derived members (liveness, stale premises, deadlines, claims, attempts,
+   reasons) are recomputed, never believed;
 3. invariants K1-K10 over the journal and, if given, the target's history.
 
 The verdict is ``valid``: True, False, or "unknown" when nothing is wrong but an effect is
@@ -22,27 +23,11 @@ from typing import Any
 from kernel import invariants
 from kernel.errors import KernelError
 from kernel.journal import Anomaly, render, verify
-from kernel.machine import Effect, apply_entry
+from kernel.machine import Effect
 from kernel.model import State
-from kernel.recovery import Lookup, decide
+from kernel.reexecute import Divergence, reexecute
 
 Entry = Mapping[str, Any]
-
-# Which entry kinds may follow an effect's state (None: not yet proposed).
-NEXT_KINDS: dict[State | None, frozenset[str]] = {
-    None: frozenset({"PROPOSED"}),
-    State.PROPOSED: frozenset({"AUTHORIZED", "REFUSED", "REJECTED"}),
-    State.AUTHORIZED: frozenset({"DISPATCHED", "REFUSED", "REJECTED"}),
-    State.DISPATCHED: frozenset({"DISPATCHED", "COMMITTED", "REFUSED", "AMBIGUOUS",
-                                 "REJECTED"}),
-    State.COMMITTED: frozenset({"LATE", "REJECTED"}),
-    State.REFUSED: frozenset({"LATE", "REJECTED"}),
-    State.AMBIGUOUS: frozenset({"LATE", "REJECTED"}),
-}
-# The recovery action a recorded entry stands for.
-ACTION_OF = {"DISPATCHED": "resend", "COMMITTED": "commit", "REFUSED": "refuse",
-             "AMBIGUOUS": "ambiguous"}
-
 
 @dataclass(slots=True)
 class OracleVerdict:
@@ -73,49 +58,15 @@ def _anomaly(kind: str, line: int, explanation: str, invariant: str | None = Non
             "witnesses": [f"line {line}"]}
 
 
-def _decision_divergence(effect: Effect, entry: Entry) -> str | None:
-    """Why the recorded entry is not what the reference kernel decides, or None."""
-    kind, checks, now = entry["kind"], entry.get("checks") or {}, entry["ts"]
-    live = bool(checks.get("lease", {}).get("live", False))
-    holds = not checks.get("stale", True)
-    if effect.state in (State.PROPOSED, State.AUTHORIZED):
-        if kind == "REFUSED" and live and holds:
-            return "refused although the recorded lease was live and premises held"
-        if kind in ("AUTHORIZED", "DISPATCHED") and not (live and holds):
-            return f"{kind} although the recorded checks failed"
-        return None
-    if effect.state is not State.DISPATCHED or kind == "REJECTED":
-        return None
-    if kind == "COMMITTED" and entry["via"] == "ack":
-        return None if entry.get("attempt", 0) <= effect.attempts else "ack for an unsent attempt"
-    raw = entry.get("lookup")
-    lookup = Lookup(raw["found"], raw["asked_at"]) if raw else None
-    expected = decide(effect, now, live, holds, lookup)
-    if expected.action != ACTION_OF[kind]:
-        return (f"recorded {kind} but the reference recovery decides '{expected.action}' "
-                f"({expected.reason}) at ts {now}")
-    return None
-
-
-def conformance(entries: Sequence[Entry]) -> dict[str, Any] | None:
-    """The first entry that no run of the reference kernel could have written, or None."""
-    effects: dict[str, Effect | None] = {}
-    for entry in entries:
-        eid, line = entry["effect_id"], entry["seq"] + 1
-        effect = effects.get(eid)
-        state = effect.state if effect is not None else None
-        if entry["kind"] not in NEXT_KINDS[state]:
-            where = state.value if state else "an unproposed effect"
-            return _anomaly("illegal_transition", line, f"line {line}: {entry['kind']} cannot "
-                            f"follow {where} for effect {eid[:12]}")
-        why = _decision_divergence(effect, entry) if effect is not None else None
-        if why:
-            return _anomaly("wrong_decision", line, f"line {line}: effect {eid[:12]}: {why}")
-        try:
-            effects[eid] = apply_entry(effect, entry)
-        except KernelError as exc:
-            return _anomaly("bad_decision_record", line, f"line {line}: {exc}", "K3")
-    return None
+def conformance(entries: Sequence[Entry]) -> tuple[dict[str, Effect], dict[str, Any] | None]:
+    """Re-execute the journal on the reference kernel: its effects, and the first entry the
+    kernel does not write as an anomaly (or None)."""
+    try:
+        return reexecute(entries), None
+    except Divergence as d:
+        anomaly = _anomaly(d.kind, d.line, d.explanation, "re-execution")
+        anomaly["field"] = d.field
+        return {}, anomaly
 
 
 History = Sequence[Mapping[str, Any]] | Sequence[str] | Mapping[str, int]
@@ -173,7 +124,7 @@ def check(journal: str | Sequence[Entry], history: History | None = None,
         result.valid = False
         result.anomalies.append({**_anomaly(first.type, first.line, first.explanation, "K8")})
         return result
-    divergence = conformance(verdict.entries)
+    effects, divergence = conformance(verdict.entries)
     if divergence:
         result.valid = False
         result.anomalies.append(divergence)
@@ -185,18 +136,10 @@ def check(journal: str | Sequence[Entry], history: History | None = None,
     if result.anomalies:
         result.valid = False
     elif records is None and not complete:
-        open_ids = _open_effects(verdict.entries)
+        open_ids = [eid for eid, e in effects.items() if e.state is State.DISPATCHED]
         if open_ids:
             result.valid = "unknown"
             result.notes.append(f"effect {open_ids[0][:12]} was DISPATCHED and has no final "
                                 f"entry: whether the target applied it cannot be told from the "
                                 f"journal alone")
     return result
-
-
-def _open_effects(entries: Sequence[Entry]) -> list[str]:
-    last: dict[str, str] = {}
-    for e in entries:
-        if e["kind"] not in ("LATE", "REJECTED"):
-            last[e["effect_id"]] = e["kind"]
-    return [eid for eid, kind in last.items() if kind == "DISPATCHED"]

@@ -138,29 +138,34 @@ def test_a_torn_tail_is_a_note_in_the_oracle_verdict() -> None:
     assert verdict.valid is True and "torn write" in verdict.notes[0]
 
 
-# ---------------------------------------------------------------- decision conformance
+# ---------------------------------------------------------------- re-execution: one test per class
 
 
-def _resend(run: Run, ts: int) -> Run:
+def _resend(run: Run, ts: int, **changes: Any) -> Run:
     e = run.effect
-    return run.forge(kind="DISPATCHED", ts=ts, attempt=2, phase="recovery",
-                     deadline=ts + 200, claim_until=ts + 300, first_sent_at=e.first_sent_at,
-                     checks=run.ok_checks(ts))
+    body = dict(kind="DISPATCHED", ts=ts, attempt=e.attempts + 1, phase="recovery",
+                deadline=ts + 200, claim_until=ts + 300, first_sent_at=e.first_sent_at,
+                checks=run.ok_checks(ts))
+    return run.forge(**{**body, **changes})
 
 
-def _wrong_decision(run: Run) -> str:
-    verdict = oracle.check(run.text)
-    assert verdict.valid is False
+def _diverges(run: Run, kind: str, history: Any = None) -> str:
+    """The oracle rejects the last line of ``run`` as a divergence of class ``kind``."""
+    verdict = oracle.check(run.text, history)
+    assert verdict.valid is False, verdict.first
     first = verdict.anomalies[0]
-    assert first["type"] == "wrong_decision", first
+    assert first["type"] == kind, first
+    assert first["invariant"] == "re-execution"
     assert first["witnesses"] == [f"line {len(run.lines)}"]
+    assert verdict.first.startswith(f"line {len(run.lines)}: effect {run.eid[:12]}: ")
     return verdict.first
 
 
-def test_a_resend_before_the_claim_expired_is_a_wrong_decision() -> None:
+def test_silent_kernel_a_resend_before_the_claim_expired() -> None:
     run = Run(1).dispatch()
-    why = _wrong_decision(_resend(run, run.effect.claim_until - 1))
-    assert "decides 'wait' (claim_in_flight)" in why
+    why = _diverges(_resend(run, run.effect.claim_until - 1), "silent_kernel")
+    assert why.endswith(f"it waits until {run.effect.claim_until}, when the last send's "
+                        f"claim expires")
 
 
 def test_the_same_resend_after_the_claim_is_the_reference_decision() -> None:
@@ -168,18 +173,18 @@ def test_the_same_resend_after_the_claim_is_the_reference_decision() -> None:
     assert oracle.check(_resend(run, run.effect.claim_until).text).valid == "unknown"
 
 
-def test_a_resend_at_tier_3_is_a_wrong_decision() -> None:
+def test_wrong_outcome_a_resend_at_tier_3() -> None:
     run = Run(3).dispatch()
-    why = _wrong_decision(_resend(run, run.effect.claim_until + 5))
-    assert "decides 'ambiguous' (no_dedup_no_lookup)" in why
+    why = _diverges(_resend(run, run.effect.claim_until + 5), "wrong_outcome")
+    assert "recorded DISPATCHED, the kernel writes AMBIGUOUS (no_dedup_no_lookup)" in why
 
 
 @pytest.mark.parametrize("tier", [1, 3])
-def test_committed_via_lookup_at_a_non_queryable_target_is_wrong(tier: int) -> None:
+def test_wrong_outcome_committed_via_lookup_at_a_non_queryable_target(tier: int) -> None:
     run = Run(tier).dispatch()
     t = run.effect.claim_until + 5
     run.forge(kind="COMMITTED", ts=t, via="lookup", lookup={"found": True, "asked_at": t})
-    assert "recorded COMMITTED" in _wrong_decision(run)
+    assert "recorded COMMITTED, the kernel writes" in _diverges(run, "wrong_outcome")
 
 
 def test_committed_via_lookup_at_a_queryable_target_conforms() -> None:
@@ -195,28 +200,29 @@ def _dead(run: Run, t: int) -> dict[str, Any]:
     return checks
 
 
-def test_refused_at_recovery_without_a_lookup_is_wrong_at_tier_2() -> None:
+def test_silent_kernel_refused_at_recovery_without_a_lookup_at_tier_2() -> None:
     run = Run(2).dispatch()
     t = run.effect.claim_until + 5
     run.forge(kind="REFUSED", ts=t, reason="lease_dead_at_recovery", executed="false",
               checks=_dead(run, t))
-    assert "decides 'query'" in _wrong_decision(run)
+    assert "it asks the target first" in _diverges(run, "silent_kernel")
 
 
-def test_refused_at_recovery_with_a_positive_lookup_is_wrong() -> None:
+def test_wrong_outcome_refused_at_recovery_with_a_positive_lookup() -> None:
     run = Run(2).dispatch()
     t = run.effect.claim_until + 5
     run.forge(kind="REFUSED", ts=t, reason="lease_dead_at_recovery", executed="false",
               checks=_dead(run, t), lookup={"found": True, "asked_at": t})
-    assert "decides 'commit'" in _wrong_decision(run)
+    assert "the kernel writes COMMITTED" in _diverges(run, "wrong_outcome")
 
 
-def test_refused_at_recovery_at_a_dedupe_only_target_is_wrong() -> None:
+def test_wrong_outcome_refused_at_recovery_at_a_dedupe_only_target() -> None:
     run = Run(1).dispatch()
     t = run.effect.claim_until + 5
     run.forge(kind="REFUSED", ts=t, reason="lease_dead_at_recovery", executed="false",
               checks=_dead(run, t))
-    assert "decides 'ambiguous'" in _wrong_decision(run)
+    assert ("the kernel writes AMBIGUOUS (lease_dead_at_recovery_cannot_confirm)"
+            in _diverges(run, "wrong_outcome"))
 
 
 def test_refused_at_recovery_after_a_negative_lookup_conforms() -> None:
@@ -227,54 +233,222 @@ def test_refused_at_recovery_after_a_negative_lookup_conforms() -> None:
     assert oracle.check(run.text).valid is True
 
 
-def test_ambiguous_at_a_queryable_target_is_wrong() -> None:
+def test_silent_kernel_ambiguous_at_a_queryable_target_without_lookup() -> None:
     run = Run(2).dispatch()
     t = run.effect.claim_until + 5
     run.forge(kind="AMBIGUOUS", ts=t, reason="no_dedup_no_lookup", checks=run.ok_checks(t))
-    assert "decides 'query'" in _wrong_decision(run)
+    assert "it asks the target first" in _diverges(run, "silent_kernel")
 
 
-def test_ambiguous_after_a_negative_lookup_is_wrong_when_a_resend_is_safe() -> None:
+def test_wrong_outcome_ambiguous_after_a_negative_lookup_when_a_resend_is_safe() -> None:
     run = Run(2).dispatch()
     t = run.effect.claim_until + 5
     run.forge(kind="AMBIGUOUS", ts=t, reason="no_dedup_no_lookup", checks=run.ok_checks(t),
               lookup={"found": False, "asked_at": t})
-    assert "decides 'resend'" in _wrong_decision(run)
+    assert "the kernel writes DISPATCHED" in _diverges(run, "wrong_outcome")
 
 
-def test_dispatch_with_failed_checks_is_a_wrong_decision() -> None:
+def test_wrong_field_a_dispatch_recording_a_stale_premise_that_holds() -> None:
     run = Run(2)
     run.step(kernel.Propose(10, run.proposal))
     run.step(kernel.Authorize(11, run.lease, FACTS))
     checks = {**run.ok_checks(12), "stale": ["refunded"]}
     run.forge(kind="DISPATCHED", ts=12, attempt=1, phase="dispatch", deadline=212,
               claim_until=312, first_sent_at=12, checks=checks)
-    assert "DISPATCHED although the recorded checks failed" in _wrong_decision(run)
+    why = _diverges(run, "wrong_field")
+    assert 'checks.stale is ["refunded"], the kernel computes [] from the premises' in why
 
 
-def test_a_final_entry_before_dispatch_is_an_illegal_transition() -> None:
+def test_unexpected_entry_a_final_entry_before_dispatch() -> None:
     run = Run(2)
     run.step(kernel.Propose(10, run.proposal))
     run.forge(kind="COMMITTED", ts=11, via="ack", attempt=1)
-    verdict = oracle.check(run.text)
-    assert verdict.anomalies[0]["type"] == "illegal_transition"
-    assert verdict.first == f"line 2: COMMITTED cannot follow PROPOSED for effect {run.eid[:12]}"
+    assert _diverges(run, "unexpected_entry").endswith(
+        "the kernel never writes COMMITTED for PROPOSED")
 
 
-def test_an_entry_for_an_unproposed_effect_is_an_illegal_transition() -> None:
+def test_unexpected_entry_for_an_unproposed_effect() -> None:
     run = Run(2).forge(kind="AUTHORIZED", ts=1, checks=Run(2).ok_checks(1))
-    assert oracle.check(run.text).anomalies[0]["type"] == "illegal_transition"
+    assert "never writes AUTHORIZED for an effect never proposed" in _diverges(
+        run, "unexpected_entry")
 
 
-def test_a_proposed_entry_whose_id_does_not_match_its_key_is_k3() -> None:
+def test_wrong_field_a_proposed_entry_whose_id_does_not_match_its_key() -> None:
     run = Run(2)
     run.step(kernel.Propose(10, run.proposal))
     entry = verify(run.text).entries[0]
     forged = Run(2).forge(**{k: v for k, v in entry.items() if k not in ("seq", "prev", "hash")}
                           | {"key": {"order": 882}})
     verdict = oracle.check(forged.text)
-    assert verdict.anomalies[0]["type"] == "bad_decision_record"
-    assert verdict.anomalies[0]["invariant"] == "K3"
+    assert verdict.anomalies[0]["type"] == "wrong_field"
+    assert verdict.anomalies[0]["field"] == "effect_id"
+    assert "from the SHA-256 of the canonical decision key" in verdict.first
+
+
+def test_refused_proposal_timing_the_kernel_would_not_accept() -> None:
+    run = Run(2)
+    run.step(kernel.Propose(10, run.proposal))
+    entry = verify(run.text).entries[0]
+    body = {k: v for k, v in entry.items() if k not in ("seq", "prev", "hash")}
+    body["timing"] = {**body["timing"], "settle_margin": 10}  # below the lookup lag 50
+    verdict = oracle.check(Run(2).forge(**body).text)
+    assert verdict.anomalies[0]["type"] == "refused_proposal"
+    assert "settle_margin 10 must exceed the target's lookup lag 50" in verdict.first
+
+
+def test_silent_kernel_a_second_proposed_entry() -> None:
+    run = Run(2)
+    run.step(kernel.Propose(10, run.proposal))
+    run.lines.append(run.chain.seal({**verify(run.text).entries[0], "ts": 11})[1])
+    assert "is answered 'in_flight', not journaled" in _diverges(run, "silent_kernel")
+
+
+def test_silent_kernel_a_rejection_of_the_same_payload() -> None:
+    run = Run(2).happy()
+    run.forge(kind="REJECTED", ts=20, reason="conflicting_payload",
+              payload_digest=run.proposal.payload_digest)
+    assert "answered 'duplicate'" in _diverges(run, "silent_kernel")
+
+
+def test_a_rejection_of_another_payload_conforms() -> None:
+    run = Run(2).happy()
+    run.forge(kind="REJECTED", ts=20, reason="conflicting_payload", payload_digest="ab" * 32)
+    assert oracle.check(run.text, run.history).valid is True
+
+
+def test_wrong_field_attempts_that_skip() -> None:
+    run = Run(1).dispatch()
+    why = _diverges(_resend(run, run.effect.claim_until, attempt=3), "wrong_field")
+    assert why.endswith("attempt is 3, the kernel computes 2 from 1 earlier attempt(s) + 1")
+
+
+def test_missing_observation_a_refusal_without_its_check_record() -> None:
+    run = Run(2)
+    run.step(kernel.Propose(10, run.proposal))
+    run.forge(kind="REFUSED", ts=11, reason="lease_dead", executed="false")
+    why = _diverges(run, "missing_observation")
+    assert "REFUSED records no checks" in why and "not a dead lease" in why
+
+
+def test_impossible_observation_a_late_ack_of_an_attempt_never_sent() -> None:
+    run = Run(2).happy()
+    run.forge(kind="LATE", ts=30, answer="ack", attempt=2)
+    why = _diverges(run, "impossible_observation")
+    assert why.endswith("a late ack of attempt 2, but the kernel sent 1 attempt(s) of this effect")
+
+
+def test_impossible_observation_a_late_lookup_asked_after_its_entry() -> None:
+    run = Run(2).happy()
+    run.forge(kind="LATE", ts=30, answer="lookup", found=True, asked_at=31)
+    assert "asked at 31, after its own entry's time 30" in _diverges(run, "impossible_observation")
+
+
+def test_a_late_ack_of_a_sent_attempt_conforms() -> None:
+    run = Run(2).happy()
+    run.forge(kind="LATE", ts=30, answer="ack", attempt=1)
+    assert oracle.check(run.text, run.history).valid is True
+
+
+# ---------------------------------------------------------------- the issue's planted bugs
+# Each journal has a valid chain and schema; each breaks the contract; each used to pass.
+
+
+def _late_resend(tier: int = 1, **changes: Any) -> Run:
+    run = Run(tier).dispatch()
+    return _resend(run, run.effect.claim_until + 5, **changes)
+
+
+def test_planted_a_resend_recorded_live_under_a_revoked_lease() -> None:
+    run = Run(1).dispatch()
+    t = run.effect.claim_until + 5
+    checks = run.ok_checks(t)
+    checks["lease"]["revoked"] = True  # live stays true: the implementation's own flag
+    why = _diverges(_resend(run, t, checks=checks), "wrong_outcome")
+    assert "the kernel writes AMBIGUOUS (lease_dead_at_recovery_cannot_confirm)" in why
+
+
+def test_planted_a_resend_under_a_lease_whose_expiry_had_passed() -> None:
+    run = Run(2).dispatch()
+    t = run.effect.claim_until + 5
+    checks = run.ok_checks(t)
+    checks["lease"]["expires_at"] = t - 1
+    run = _resend(run, t, checks=checks, lookup={"found": False, "asked_at": t})
+    assert "the kernel writes REFUSED (lease_dead_at_recovery)" in _diverges(run,
+                                                                           "wrong_outcome")
+
+
+def test_planted_a_resend_checked_against_another_lease_id() -> None:
+    run = Run(1).dispatch()
+    t = run.effect.claim_until + 5
+    checks = run.ok_checks(t)
+    checks["lease"]["id"] = "someone-else"
+    assert "the kernel writes AMBIGUOUS" in _diverges(_resend(run, t, checks=checks),
+                                                      "wrong_outcome")
+
+
+def test_planted_a_recovery_whose_facts_contradict_its_premises_listing_no_stale() -> None:
+    run = Run(2).dispatch()
+    t = run.effect.claim_until + 5
+    checks = run.ok_checks(t)
+    checks["facts"]["refunded"] = 20  # a manual refund; stale stays []
+    run = _resend(run, t, checks=checks, lookup={"found": False, "asked_at": t})
+    assert "the kernel writes REFUSED (premise_stale_at_recovery)" in _diverges(
+        run, "wrong_outcome")
+
+
+def test_planted_a_claim_shorter_than_deadline_plus_settle_margin() -> None:
+    run = Run(1).dispatch()
+    t = run.effect.claim_until + 5
+    why = _diverges(_resend(run, t, claim_until=t + 201), "wrong_field")
+    assert why.endswith(f"claim_until is {t + 201}, the kernel computes {t + 300} from "
+                        f"deadline {t + 200} + settle margin 100")
+
+
+def test_planted_a_rewritten_first_sent_at_that_reopens_a_closed_dedup_window() -> None:
+    run = Run(1).dispatch()  # window 100,000, margin 1,000: closed from 12 + 99,000
+    t = 12 + 99_000
+    why = _diverges(_resend(run, t, first_sent_at=t - 10), "wrong_outcome")
+    assert "the kernel writes AMBIGUOUS (dedup_window_expired_no_lookup)" in why
+    run = Run(1).dispatch()  # and where the window is still open, the field itself
+    why = _diverges(_resend(run, 500, first_sent_at=400), "wrong_field")
+    assert why.endswith("first_sent_at is 400, the kernel computes 12 from the first "
+                        "send's time 12")
+
+
+def test_planted_committed_by_an_ack_of_an_attempt_never_sent() -> None:
+    run = Run(2).dispatch()
+    run.forge(kind="COMMITTED", ts=20, via="ack", attempt=2)
+    assert "no attempt 2 was sent" in _diverges(run, "impossible_observation")
+
+
+def test_planted_a_refusal_citing_a_lookup_asked_after_the_entry_itself() -> None:
+    run = Run(2).dispatch()
+    t = run.effect.claim_until + 5
+    run.forge(kind="REFUSED", ts=t, reason="lease_dead_at_recovery", executed="false",
+              checks=_dead(run, t), lookup={"found": False, "asked_at": t + 1})
+    why = _diverges(run, "impossible_observation")
+    assert why.endswith(f"the lookup was asked at {t + 1}, after its own entry's time {t}")
+
+
+def test_planted_a_dispatch_recording_a_live_lease_that_was_revoked() -> None:
+    run = Run(2)
+    run.step(kernel.Propose(10, run.proposal))
+    run.step(kernel.Authorize(11, run.lease, FACTS))
+    checks = run.ok_checks(12)
+    checks["lease"]["revoked"] = True
+    run.forge(kind="DISPATCHED", ts=12, attempt=1, phase="dispatch", deadline=212,
+              claim_until=312, first_sent_at=12, checks=checks)
+    assert "recorded DISPATCHED, the kernel writes REFUSED (lease_dead)" in _diverges(
+        run, "wrong_outcome")
+
+
+def test_planted_a_wrong_reason() -> None:
+    run = Run(2)
+    run.step(kernel.Propose(10, run.proposal))
+    run.forge(kind="REFUSED", ts=11, reason="premise_stale", executed="false",
+              checks=_dead(run, 11))
+    assert 'reason is "premise_stale", the kernel computes "lease_dead"' in _diverges(
+        run, "wrong_field")
 
 
 # ---------------------------------------------------------------- invariants by name
@@ -389,7 +563,7 @@ def test_k10_a_refusal_while_the_lease_was_live_and_premises_held() -> None:
     entries = _entries_with(run, kind="REFUSED", ts=11, reason="lease_dead", executed="false",
                             checks=run.ok_checks(11))
     assert {v.invariant for v in invariants.check(entries)} == {"K10"}
-    assert oracle.check(run.text).anomalies[0]["type"] == "wrong_decision"
+    assert oracle.check(run.text).anomalies[0]["type"] == "wrong_outcome"
 
 
 def test_k7_a_needless_ambiguity_at_a_queryable_target() -> None:
