@@ -33,6 +33,13 @@ CRASH_POINTS = ("before_send", "sent", "after_apply", "after_ack", "recovering")
 WORLD_EVENTS = ("manual_refund", "revoke_lease", "withdraw_approval", "hold_customer")
 PREMISES = ("touched", "untouched")  # does the decision rely on a fact its own effect moves?
 IN_FLIGHT = ("deadline", "bounded", "neither")  # how a late request is kept from landing
+# Worlds where an assumption the kernel's safety rests on is broken (sim.assumptions):
+# "lookup_lag" the target shows a landed effect later than its declared lag; "dedup_window"
+# it forgets keys after a quarter of its declared window; "fsync" a crash also loses the last
+# fsync'd journal line; "conditional_append" the driver appends without re-reading a journal
+# another worker appended to. ("in_flight" is in_flight="neither".)
+BREAKS = ("lookup_lag", "dedup_window", "fsync", "conditional_append")
+WORLDS = ("in_flight", *BREAKS)
 DEDUP_WINDOW = 60_000  # ms: the dedup window of deduplicating targets in the simulator
 SEND_TIMEOUT = 2_000  # ms: the kernel's send timeout (sim.tiers.TIMING), also the delivery bound
 _CRASH_ONLY = ("crash_delay", "torn", "outage", "recoverers", "during_outage", "recrash")
@@ -63,12 +70,15 @@ class FaultPlan:
     net_jitter: int = 0  # ms: mean of the exponential extra latency
     premises: str = "touched"  # "untouched": the decision relies only on facts it never moves
     in_flight: str = "deadline"  # the target drops late requests | delivery is bounded | neither
+    breaks: str | None = None  # one of BREAKS: an assumption this world does not honour
 
     def __post_init__(self) -> None:
         if self.premises not in PREMISES:
             raise ValueError(f"unknown premises {self.premises!r} (known: {PREMISES})")
         if self.in_flight not in IN_FLIGHT:
             raise ValueError(f"unknown in_flight {self.in_flight!r} (known: {IN_FLIGHT})")
+        if self.breaks is not None and self.breaks not in BREAKS:
+            raise ValueError(f"unknown breaks {self.breaks!r} (known: {BREAKS})")
         for point in (self.crash, self.recrash):
             if point is not None and point not in CRASH_POINTS:
                 raise ValueError(f"unknown crash point {point!r} (known: {CRASH_POINTS})")
@@ -199,10 +209,10 @@ def _events(rng: random.Random, on: bool, p: float) -> tuple[str, ...]:
     return events or (rng.choice(WORLD_EVENTS),)
 
 
-def plan_from_seed(seed: int, in_flight: str | None = None) -> FaultPlan:
+def plan_from_seed(seed: int, world: str | None = None) -> FaultPlan:
     """A random plan from one ``random.Random(seed)``: first the swarm (which kinds are on),
-    then every field in a fixed order. ``in_flight`` overrides the drawn in-flight bound
-    (the assumption-breaking worlds use "neither")."""
+    then every field in a fixed order. ``world`` (one of WORLDS) breaks one assumption:
+    "in_flight" sets in_flight="neither", the others set ``breaks``."""
     r = random.Random(seed)
     on = {k for k in SWARM if r.random() < (0.75 if k == "crash" else 0.4)}
     slow = "slow_send" in on
@@ -245,5 +255,7 @@ def plan_from_seed(seed: int, in_flight: str | None = None) -> FaultPlan:
         net_latency=latency,
         net_jitter=r.randint(1, 150) if "jitter" in on else 0,
         premises="untouched" if "untouched" in on else "touched",
-        in_flight=in_flight or ("bounded" if "bounded" in on else "deadline"),
+        in_flight="neither" if world == "in_flight" else "bounded" if "bounded" in on
+        else "deadline",
+        breaks=world if world in BREAKS else None,
     )

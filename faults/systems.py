@@ -202,8 +202,7 @@ class KernelWorker:
         node = self.node
         if not node.alive:
             return []
-        if node.disk.length != self.chain.seq:
-            self.load()
+        self.refresh()
         try:
             commands = self.effects.apply(event, eid)
         except KernelError as exc:
@@ -234,9 +233,15 @@ class KernelWorker:
         sync = ", fsync" if fsync else ""
         return f"{kind} {extra}".strip() + sync
 
-    def state(self, eid: str) -> State | None:
-        if self.node.disk.length != self.chain.seq:
+    def refresh(self) -> None:
+        """Re-read the journal if another worker appended (the conditional append), unless
+        this world breaks that assumption."""
+        node = self.node
+        if node.disk.length != self.chain.seq and node.plan.breaks != "conditional_append":
             self.load()
+
+    def state(self, eid: str) -> State | None:
+        self.refresh()
         effect = self.effects.by_id.get(eid)
         return effect.state if effect is not None else None
 

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from faults.plans import CATALOGUE, FaultPlan
+from faults.plans import CATALOGUE, WORLDS, FaultPlan
 from faults.systems import SYSTEM_NAMES
 from sim import fixed, parallel, report, trace
 from sim.tiers import TIER_NAMES
@@ -61,8 +61,9 @@ def parser() -> argparse.ArgumentParser:
                         "report the first failing seed, failing runs and which judge caught it")
     p.add_argument("--mutant-cases", type=int, default=500, metavar="N",
                    help="with --mutants: cases per planted bug (default 500)")
-    p.add_argument("--in-flight", choices=("deadline", "bounded", "neither"),
-                   help="with --replay: the in-flight world of an assumption-breaking sweep")
+    p.add_argument("--world", choices=WORLDS,
+                   help="with --replay: the assumption-breaking world the case ran in "
+                        "(results/assumptions.md)")
     p.add_argument("--out", default="results", help="output directory (default results)")
     p.add_argument("--viewer-out", metavar="FILE",
                    help="where to write the viewer's traces.js (default: viewer/traces.js "
@@ -130,7 +131,7 @@ def replay(args: argparse.Namespace) -> int:
     elif args.plan is not None:
         doc = sweep.replay_plan(parse_plan(args.plan), args.seed, args.system, args.tier)
     else:
-        doc = sweep.replay(args.replay, args.system, args.tier, args.in_flight)
+        doc = sweep.replay(args.replay, args.system, args.tier, args.world)
     print(trace.dumps(doc) if args.json else trace.timeline(doc), end="" if args.json else "\n")
     return 0 if doc["verdict"] == "ok" else 1
 
@@ -208,7 +209,8 @@ def stages(args: argparse.Namespace, out: Path, pool: Any, rows: list[dict[str, 
     for miss in coverage.misses(summary["coverage"]):
         say(f"      coverage floor missed: {miss}")
     say("      assumption-breaking worlds (kernel only)")
-    assumptions.run(parallel.Local(pool, args.jobs), out, say)
+    assumptions.run(parallel.Local(pool, args.jobs), out, say,
+                    min(assumptions.CASES, args.cases))
     stories = None
     if not args.no_shrink:
         say("[3/5] shrinker: smallest failing story per system")

@@ -5,7 +5,9 @@ How it works. A run is judged from what it left behind, after it ended:
 1. ground truth: the target's record (every request was stamped, when it left, with the
    truth of that moment: lease live, premises holding) and the receipts the system reported
    at the end. A receipt that says ``executed`` true while nothing landed (or false while
-   something did), an effect never resolved, a tier-3 effect sent twice, or a send made
+   something did), an effect never resolved, a submission whose payload was never
+   proposed answered as anything but ``conflicting_payload``, a tier-3 effect sent twice, or
+   a send made
    while an earlier send of the same effect was still on its way and then landed anyway;
 2. invariants: ``kernel.invariants.check`` (K1-K7 and K9 from the journal and the
    target-side history), the project's judge that imports nothing of the decision code;
@@ -49,6 +51,10 @@ def receipt_faults(run: Any) -> list[str]:
     proposed = {e["effect_id"] for e in entries_of(run) if e["kind"] == "PROPOSED"}
     if proposed - {r["effect_id"] for r in run.receipts}:
         out.append("unresolved")  # an effect of the journal without any receipt
+    payloads = [e["payload"] for e in entries_of(run) if e["kind"] == "PROPOSED"]
+    for job in run.jobs:
+        if job.done and job.payload not in payloads and job.outcome != "conflicting_payload":
+            out.append("conflict_not_refused")  # answered as if its own payload were in hand
     return sorted(set(out))
 
 

@@ -36,6 +36,7 @@ class Job:
     done: bool = False
     outcome: str = ""
     done_at: int | None = None
+    payload: dict[str, Any] | None = None  # what the agent last decided for it
 
 
 class RefundStory:

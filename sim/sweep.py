@@ -67,8 +67,8 @@ def fault_kinds(plan: FaultPlan) -> list[str]:
 
 
 def run_one(seed: int, system: str, tier: str, trace_it: bool = False,
-            in_flight: str | None = None) -> tuple[Any, dict]:
-    run = simulate(plan_from_seed(seed, in_flight), SYSTEMS[system], tier, seed, trace=trace_it)
+            world: str | None = None) -> tuple[Any, dict]:
+    run = simulate(plan_from_seed(seed, world), SYSTEMS[system], tier, seed, trace=trace_it)
     return run, measure(run)
 
 
@@ -87,10 +87,10 @@ def cell_of(run: Any, m: dict[str, Any]) -> list[Any]:
     return cell + [extra] if extra else cell
 
 
-def case(seed: int, in_flight: str | None = None, systems: Iterable[str] = SYSTEM_NAMES
+def case(seed: int, world: str | None = None, systems: Iterable[str] = SYSTEM_NAMES
          ) -> dict[str, Any]:
     """One sweep case: every system at every tier, as one compact record."""
-    plan = plan_from_seed(seed, in_flight)
+    plan = plan_from_seed(seed, world)
     cells = {}
     for system in systems:
         for tier in TIER_NAMES:
@@ -101,29 +101,29 @@ def case(seed: int, in_flight: str | None = None, systems: Iterable[str] = SYSTE
 
 def chunk(task: tuple[int, int, str | None, tuple[str, ...]]) -> list[dict[str, Any]]:
     """The records of ``count`` consecutive seeds (one executor task)."""
-    first, count, in_flight, systems = task
-    return [case(s, in_flight, systems) for s in range(first, first + count)]
+    first, count, world, systems = task
+    return [case(s, world, systems) for s in range(first, first + count)]
 
 
-def tasks(first: int, cases: int, in_flight: str | None = None,
+def tasks(first: int, cases: int, world: str | None = None,
           systems: tuple[str, ...] = SYSTEM_NAMES,
           size: int = CHUNK) -> Iterator[tuple[int, int, str | None, tuple[str, ...]]]:
     for start in range(first, first + cases, size):
-        yield start, min(size, first + cases - start), in_flight, systems
+        yield start, min(size, first + cases - start), world, systems
 
 
 def line(rec: dict[str, Any]) -> str:
     return json.dumps(rec, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n"
 
 
-def replay_command(seed: int, system: str, tier: str, in_flight: str | None = None) -> str:
-    world = f" --in-flight {in_flight}" if in_flight else ""
-    return f"python run_all.py --replay {seed} --system {system} --tier {tier}{world}"
+def replay_command(seed: int, system: str, tier: str, world: str | None = None) -> str:
+    flag = f" --world {world}" if world else ""
+    return f"python run_all.py --replay {seed} --system {system} --tier {tier}{flag}"
 
 
-def replay(seed: int, system: str, tier: str, in_flight: str | None = None) -> dict[str, Any]:
+def replay(seed: int, system: str, tier: str, world: str | None = None) -> dict[str, Any]:
     """One sweep cell, traced: the full document (printed by ``--replay``)."""
-    run, m = run_one(seed, system, tier, trace_it=True, in_flight=in_flight)
+    run, m = run_one(seed, system, tier, trace_it=True, world=world)
     return trace.build(run, m, f"random {seed}", None, None)
 
 
@@ -243,7 +243,7 @@ def percentiles(hist: Counter[int]) -> dict[str, int | None]:
 
 def stream(records: Iterable[dict[str, Any]], out: Path, summary: Summary,
            progress: Callable[[Summary], None] | None = None,
-           in_flight: str | None = None) -> None:
+           world: str | None = None) -> None:
     """Write each record as it arrives, fold it, and list its failing cells."""
     body = out / ".sweep_failures.part"
     with open(out / "sweep_cases.jsonl", "w", encoding="utf-8") as cases, \
@@ -253,7 +253,7 @@ def stream(records: Iterable[dict[str, Any]], out: Path, summary: Summary,
             cases.write(text)
             failing = summary.add(rec, text)
             if failing:
-                fails.write(failure_line(rec, failing, in_flight))
+                fails.write(failure_line(rec, failing, world))
             if progress is not None:
                 progress(summary)
     write_failures(out, summary, body)
@@ -276,7 +276,7 @@ def run(executor: Any, first_seed: int, cases: int, out: Path, say: Callable[[st
 
 
 def failure_line(rec: dict[str, Any], failing: list[tuple[str, str, list[str]]],
-                 in_flight: str | None = None) -> str:
+                 world: str | None = None) -> str:
     parts = []
     for system in SYSTEM_NAMES:
         runs = [(t, r) for s, t, r in failing if s == system]
@@ -284,7 +284,7 @@ def failure_line(rec: dict[str, Any], failing: list[tuple[str, str, list[str]]],
             continue
         reasons = sorted({x for _, r in runs for x in r})
         tiers = " ".join(t for t, _ in runs)
-        command = replay_command(rec["seed"], system, runs[0][0], in_flight)
+        command = replay_command(rec["seed"], system, runs[0][0], world)
         parts.append(f"{system} {tiers} ({', '.join(reasons)}): `{command}`")
     return f"- seed {rec['seed']} [{rec['plan']}]: " + "; ".join(parts) + "\n"
 

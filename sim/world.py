@@ -33,7 +33,7 @@ from simpy.events import Initialize
 
 from faults.plans import DEDUP_WINDOW, SEND_TIMEOUT, FaultPlan
 from faults.systems import DISPATCH_DELAY, LEASE_ID
-from kernel import Lease, replay
+from kernel import Capabilities, Lease, replay
 from sim.disk import Disk
 from sim.refund import Job, RefundStory
 from sim.scenario import Scenario
@@ -54,7 +54,8 @@ class Run:
         self.plan, self.system, self.tier, self.seed = plan, system, tier, seed
         self.caps = capabilities(tier, plan.lookup_lag)
         self.timing = TIMING
-        self.target = Target(self.caps, honours_deadline=plan.in_flight == "deadline")
+        self.target = Target(true_capabilities(self.caps, plan.breaks),
+                             honours_deadline=plan.in_flight == "deadline")
         self.story: Scenario = scenario()
         configure = getattr(self.story, "configure", None)
         if configure is not None:
@@ -158,7 +159,8 @@ class Run:
                         not isinstance(proc._target, Initialize):
                     proc.interrupt("crash")
         self.outages.append([self.now, None])
-        torn = self.disk.crash(self.disk_rng, self.plan.torn, writing)
+        torn = self.disk.crash(self.disk_rng, self.plan.torn, writing,
+                               fsync_lies=self.plan.breaks == "fsync")
         if self.events is not None and self.effect_state is not None:
             self.effect_state = durable_state(self.disk.entries)
         self.log("world", "crash", "worker crashes: volatile state lost"
@@ -328,6 +330,7 @@ class Node:
 
     def decide(self, job: Job, rerun: bool) -> dict[str, Any]:
         payload = self.story.decide(job, rerun, self.plan)
+        job.payload = payload
         if payload.get("amount", job.amount) != job.amount:
             self.run.took.add("model re-decides")
         self.log("agent", "decide", f"model decides: {self.story.describe(payload)}"
@@ -394,6 +397,17 @@ class Node:
         self.log("network", "query", "lookup by effect id sent")
         self.run.lookup(self, effect_id, done)
         return done
+
+
+def true_capabilities(declared: Capabilities, breaks: str | None) -> Capabilities:
+    """What the target really does: as declared, unless this world breaks its lag or window."""
+    if breaks == "lookup_lag" and declared.queryable:
+        return Capabilities(declared.dedupes, True, declared.dedup_window,
+                            declared.lookup_lag + TIMING.settle_margin + 1_000)
+    if breaks == "dedup_window" and declared.dedupes:
+        return Capabilities(True, declared.queryable, declared.dedup_window // 4,
+                            declared.lookup_lag)
+    return declared
 
 
 CRASH_KINDS = {"before_send": "crash before send", "sent": "crash in flight",

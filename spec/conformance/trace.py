@@ -56,8 +56,14 @@ from kernel import (
 )
 from spec.checker.values import FnDict
 from spec.conformance import specgraph
-from spec.conformance.mapping import NO_ANS, NO_REC, record
 
+
+def record(**fields: Any) -> FnDict:
+    return FnDict(fields)
+
+
+NO_REC = record(st="NONE", pay=0, att=0, first=-1, claim=0, ex="false")  # as Kernel.tla's
+NO_ANS = record(found=False, asked=-1)
 ORIGIN = 2**40  # "now" after the shift: far above any time a run can produce
 NO_EVIDENCE = -2  # a late answer without asked_at: before every claim, so never evidence
 TIERS = {1: (True, False), "t1": (True, False), "t1q": (True, True), 2: (False, True),
