@@ -155,7 +155,7 @@ def spec_state(model, s: Step) -> tuple:
 Outcome = tuple[FnDict, bool | None, tuple[int, int] | None]
 
 
-@functools.lru_cache(maxsize=200_000)
+@functools.lru_cache(maxsize=50_000)  # bounded: memory stays flat over a long sweep
 def allowed(model, action: str, state: tuple) -> frozenset[Outcome]:
     """What the spec's ``action`` may do from ``state``: (rec, alarm, request sent)."""
     names = model.var_names
