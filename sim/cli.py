@@ -24,6 +24,7 @@ from sim import fixed, parallel, report, trace
 from sim.tiers import TIER_NAMES
 
 DEFAULT_CASES = 2_000
+VIEWER_MAX_CASES = 100_000  # the viewer loads every case into the page: not for huge sweeps
 DEFAULT_SEED = 0
 
 
@@ -175,7 +176,11 @@ def generate(args: argparse.Namespace) -> int:
             say(f"      KERNEL {r['verdict']} {r['reasons']} spec_valid={r['spec_valid']}: "
                 f"python run_all.py --fault '{r['fault']}' --system kernel --tier {r['tier']}")
         status = stages(args, out, pool, rows) or int(bool(bad or broken))
-    status = write_viewer_data(args, out) or status
+    if args.cases > VIEWER_MAX_CASES:
+        say(f"[5/5] viewer data skipped: {args.cases} cases is more than the viewer can load "
+            f"({VIEWER_MAX_CASES})")
+    else:
+        status = write_viewer_data(args, out) or status
     say(f"done: results in {args.out}/ (exit {status})")
     return status
 
