@@ -235,22 +235,31 @@ class ActionCompiler:
                        node, env)
 
     def assignable(self, node, env, cx):
-        """The variable index if node is `x'` (action mode) or `x` (init mode)."""
+        """The variable index if node is `x'` (action mode) or `x` (init mode), also when
+        node is an operator parameter bound to such an expression (`Set(x, x')`)."""
+        node, env = self.through_args(node, env)
         kind = name_of(node)
         if cx.mode == "action" and kind == "OperatorApplication" and node.operator == "'":
-            inner = node.arguments[0]
+            inner, ienv = self.through_args(node.arguments[0], env)
             if name_of(inner) == "OperatorApplication" and not inner.arguments:
-                b = self.lookup(inner.operator, env, inner)
-                while isinstance(b, ArgB) and name_of(b.node) == "OperatorApplication" \
-                        and not b.node.arguments:
-                    b = self.lookup(b.node.operator, b.env, b.node)
+                b = self.lookup(inner.operator, ienv, inner)
                 if isinstance(b, VarB):
                     return b.index
         if cx.mode == "init" and kind == "OperatorApplication" and not node.arguments:
             b = self.lookup(node.operator, env, node)
-            while isinstance(b, ArgB) and name_of(b.node) == "OperatorApplication" \
-                    and not b.node.arguments:
-                b = self.lookup(b.node.operator, b.env, b.node)
             if isinstance(b, VarB):
                 return b.index
         return None
+
+    def through_args(self, node, env):
+        """Follow operator parameters (passed by name) to the expression they stand for."""
+        while name_of(node) == "Parentheses":
+            node = node.expression
+        while name_of(node) == "OperatorApplication" and not node.arguments:
+            b = env.get(node.operator)
+            if not isinstance(b, ArgB):
+                break
+            node, env = b.node, b.env
+            while name_of(node) == "Parentheses":
+                node = node.expression
+        return node, env

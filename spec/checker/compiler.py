@@ -174,13 +174,21 @@ class Compiler(ActionCompiler, ExpressionCompiler):
         fn = self.build(f"def {fname}():\n    return {code}", fname)
         return fn()
 
-    def action_function(self, node, env, mode, labels=False, what="next"):
-        """def f(s, emit): enumerate successors (mode "action") or initial states ("init")."""
+    def action_function(self, node, env, mode, labels=False, what="next", partial=None):
+        """def f(s, emit): enumerate successors (mode "action") or initial states ("init").
+
+        With partial=[] (a sub-action under fairness), variables the action leaves
+        unassigned keep their current value and partial gets True appended."""
         fname = self.fresh(what)
         n = len(self.var_names)
 
         def final(cx):
             missing = [self.var_names[i] for i in range(n) if i not in cx.assigned]
+            if missing and partial is not None:
+                partial.append(True)
+                tup = "(" + "".join(f"n_{i}, " if i in cx.assigned else f"c_{i}, "
+                                    for i in range(n)) + ")"
+                return [f"emit({tup})"]
             if missing:
                 msg = (f"the {'initial' if mode == 'init' else 'successor'} state is not "
                        f"completely specified: no value for {', '.join(missing)}")

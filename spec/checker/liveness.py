@@ -35,7 +35,8 @@ class PropertyChecker:
         self.obligations = []
         for name in model.cfg.properties:
             self.decompose(ref_node(name), model.env, name)
-        graph_kinds = {"action", "eventually", "often", "stable", "leadsto", "wf", "sf"}
+        graph_kinds = {"action", "eventually", "often", "stable", "leadsto", "wf", "sf",
+                       "often_step"}
         self.needs_graph = any(o.kind in graph_kinds for o in self.obligations)
         for o in self.obligations:
             if o.kind == "always":
@@ -43,7 +44,7 @@ class PropertyChecker:
         self.fairness = []
         if self.needs_graph:
             for f in model.fairness:
-                self.fairness.append((f.kind, model.action_fn(f.action, f.env),
+                self.fairness.append((f.kind, *model.sub_action_fns(f.action, f.env),
                                       model.state_fn(f.subscript, f.env)))
 
     # --- decomposition ----------------------------------------------------------
@@ -94,7 +95,7 @@ class PropertyChecker:
                     return
         if kind == "Fairness":
             m = self.model
-            fns = [m.action_fn(node.action, env), m.state_fn(node.subscript, env)]
+            fns = [*m.sub_action_fns(node.action, env), m.state_fn(node.subscript, env)]
             self.obligations.append(Obligation(node.operator[:2].lower(), name, fns))
             return
         if not is_temporal(node, env):
@@ -109,6 +110,11 @@ class PropertyChecker:
             fn = self.model.compiler.transition_function(
                 _box_action(inner), env, "property_action")
             self.obligations.append(Obligation("action", name, [fn]))
+            return
+        if is_op(inner, "<>") and name_of(strip(inner.arguments[0])) == "SubscriptedAction":
+            fn = self.model.compiler.transition_function(strip(inner.arguments[0]), env,
+                                                         "property_step")
+            self.obligations.append(Obligation("often_step", name, [fn]))
             return
         if is_op(inner, "<>") and not is_temporal(inner.arguments[0], env):
             self.add("often", name, [(inner.arguments[0], env)])
@@ -187,26 +193,36 @@ class Graph:
         self.states = explorer.states
         self.succ = [e or [] for e in explorer.edges]
         self.n = len(self.states)
-        self.fair = [self.fairness_facts(kind, action, sub) for kind, action, sub in fairness]
-        self.kinds = [kind for kind, _, _ in fairness]
+        self.fair = [self.fairness_facts(action, test, step, sub)
+                     for _, action, test, step, sub in fairness]
+        self.kinds = [f[0] for f in fairness]
 
-    def fairness_facts(self, kind, action, sub):
-        """(enabled[i], fair_targets[i]) for <<A>>_v."""
+    def fairness_facts(self, action, test, step, sub):
+        """(enabled[i], fair_targets[i]) for <<A>>_v; when A leaves variables unassigned,
+        `test` picks its steps among each state's successors (see Model.sub_action_fns)."""
         key = self.ex.key
         seen = self.ex.seen
+        st = self.states
         enabled = [False] * self.n
         targets = [()] * self.n
-        for i, s in enumerate(self.states):
+        for i, s in enumerate(st):
             vs = sub(s)
             out = []
-            action(s, out.append)
+            try:
+                action(s, out.append)
+            except TLAError:
+                out, test = [], step
             tset = set()
             for t in out:
                 if sub(t) != vs:
                     enabled[i] = True
-                    j = seen.get(t if key is None else key(t))
-                    if j is not None:
-                        tset.add(j)
+                    if test is None:
+                        j = seen.get(t if key is None else key(t))
+                        if j is not None:
+                            tset.add(j)
+            if test is not None:
+                tset = {j for j in self.succ[i] if test(s, st[j]) is True and sub(st[j]) != vs}
+                enabled[i] = enabled[i] or bool(tset)
             targets[i] = tset
         return enabled, targets
 
@@ -237,6 +253,8 @@ class Graph:
             accept = bad
         elif o.kind in ("wf", "sf"):
             return self.unfair_lasso(o)
+        elif o.kind == "often_step":
+            return self.without_steps(o.preds[0])
         else:  # leadsto
             p, q = o.preds
             region = [q(s) is not True for s in st]
@@ -244,10 +262,21 @@ class Graph:
             accept = None
         return self.find_lasso(region, starts, accept, o.kind)
 
+    def without_steps(self, step):
+        """A fair behaviour that from some point on takes no step satisfying `step`."""
+        st = self.states
+        full = self.succ
+        self.succ = [[j for j in full[i] if step(st[i], st[j]) is not True]
+                     for i in range(self.n)]
+        try:
+            return self.find_lasso([True] * self.n, list(range(self.n)), None, "often_step")
+        finally:
+            self.succ = full
+
     def unfair_lasso(self, o):
         """A fair behaviour violating WF_v(A) / SF_v(A): no <<A>>_v step from some point on,
         while <<A>>_v stays enabled (WF) or is enabled infinitely often (SF)."""
-        enabled, targets = self.fairness_facts("", *o.preds)
+        enabled, targets = self.fairness_facts(*o.preds)
         full = self.succ
         self.succ = [[j for j in full[i] if j not in targets[i]] for i in range(self.n)]
         try:

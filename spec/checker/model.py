@@ -280,6 +280,17 @@ class Model:
     def action_fn(self, node, env, labels=False):
         return self.compiler.action_function(node, env, "action", labels=labels)
 
+    def sub_action_fns(self, node, env):
+        """(enumerator, step test or None, step test) for an action under fairness: the
+        test (s, t) -> bool comes second when the action does not assign every variable,
+        so its steps among a state's successors are found by testing each edge; the
+        third is used where the enumerator cannot run (an action on expressions
+        substituted through INSTANCE): enabled then means a successor satisfies it."""
+        partial = []
+        fn = self.compiler.action_function(node, env, "action", what="fair", partial=partial)
+        test = self.compiler.transition_function(node, env, "fair_step")
+        return fn, (test if partial else None), test
+
 
 def conjunction(nodes):
     if len(nodes) == 1:
@@ -309,6 +320,10 @@ def is_temporal(node, env, depth=0):
     kind = name_of(node)
     if kind == "Fairness":
         return True
+    if kind == "SubexpressionReference":
+        b = instance_target(node, env)
+        if isinstance(b, DefB) and not b.params:
+            return is_temporal(b.node.definiens, b.env, depth + 1)
     if kind == "OperatorApplication":
         if canonical_op(node.operator) in TEMPORAL_OPS:
             return True
@@ -333,6 +348,17 @@ def is_temporal(node, env, depth=0):
                     if hasattr(sub, "symbol") and is_temporal(sub, env, depth + 1):
                         return True
     return False
+
+
+def instance_target(node, env):
+    """The binding `I!Op` names (None when it is not a plain chain of instances)."""
+    b = None
+    for item in node.items:
+        name = item if isinstance(item, str) else getattr(item, "operator", None)
+        if name is None or (b is not None and not isinstance(b, InstB)):
+            return None
+        b = (env if b is None else b.env).get(name)
+    return b
 
 
 def expand_forall(compiler, node, env):
