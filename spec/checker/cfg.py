@@ -3,7 +3,8 @@
 Tokenises the file (comments `\\*` and `(* *)` dropped), then reads sections
 keyed by TLC's keywords. Constant right-hand sides are integers, strings,
 booleans, model values (bare identifiers) and nested sets of these; `c <- op`
-records a substitution by an operator of the root module.
+records a substitution by an operator of the root module, `c <- [M]op` one that
+applies inside module M only.
 """
 import re
 
@@ -28,6 +29,7 @@ class Config:
     def __init__(self):
         self.constants = {}      # name -> value
         self.substitutions = {}  # name -> operator name
+        self.scoped = {}         # (module, name) -> operator name: `name <- [module]op`
         self.init = None
         self.next = None
         self.spec = None
@@ -111,9 +113,20 @@ class CfgParser:
             if op == "=":
                 self.cfg.constants[name] = self.value()
             elif op == "<-":
+                module = None
+                if self.peek() == "[":
+                    self.take()
+                    module, _ = self.take()
+                    if self.peek() != "]":
+                        raise TLAError("expected ] after the module of a scoped override",
+                                       self.where())
+                    self.take()
                 target, twhere = self.take()
                 self.cfg.positions.setdefault(target, twhere)
-                self.cfg.substitutions[name] = target
+                if module is None:
+                    self.cfg.substitutions[name] = target
+                else:
+                    self.cfg.scoped[(module, name)] = target
             else:
                 raise TLAError(f"expected = or <- after constant {name}", owhere)
 

@@ -12,6 +12,7 @@ branch, and the innermost continuation hands the finished successor tuple to
 point, so no runtime bookkeeping is needed. Zero-arity definitions that do
 not depend on the state are evaluated once and injected as constants.
 """
+import re
 
 from . import rt
 from .actions import ActionCompiler
@@ -20,6 +21,7 @@ from .codegen import (
     BUILTIN_HIGHER,
     BUILTIN_VALUES,
     INLINE_SEQ,
+    LOCAL_NAME,
     NOV,
     VAR_CODE,
     Cx,
@@ -36,9 +38,22 @@ from .codegen import (
 from .errors import TLAError
 from .expressions import ExpressionCompiler
 from .frontend import pos
-from .scope import ArgB, BuiltinB, ConstB, DefB, InstB, LambdaB, LazyRefB, LocalB, OpRefB, VarB
+from .scope import (
+    ArgB,
+    BuiltinB,
+    ConstB,
+    DefB,
+    InstB,
+    LambdaB,
+    LazyRefB,
+    LocalB,
+    OpRefB,
+    VarB,
+    instance_binding,
+)
 from .values import FnDict
 
+FRESH_SUFFIX = re.compile(r"_(\d+)$")
 __all__ = ["Compiler", "NeedsState", "name_of", "BUILTIN_FUNCS", "BUILTIN_HIGHER",
            "BUILTIN_VALUES"]
 
@@ -48,6 +63,7 @@ class Compiler(ActionCompiler, ExpressionCompiler):
 
     def __init__(self, var_names):
         self.var_names = var_names
+        self.loader = None  # set by Model: LET-bound INSTANCEs load modules through it
         self.ns = {"_rt": rt, "_FnDict": FnDict, "_eq": rt.eq, "_isin": rt.isin, "_ap": rt.ap,
                    "_enum": enum_fast, "_TLAError": TLAError, "TLCGet": None}
         self.counter = 0
@@ -250,7 +266,9 @@ class Compiler(ActionCompiler, ExpressionCompiler):
     def let_env(self, node, env):
         env = dict(env)
         for d in node.definitions:
-            if name_of(d) == "OperatorDefinition":
+            if name_of(d) == "OperatorDefinition" and name_of(d.definiens) == "Instance":
+                env[d.name] = instance_binding(self.loader, d.definiens, env, env.get(" path"))
+            elif name_of(d) == "OperatorDefinition":
                 env[d.name] = DefB(d, env)
             elif name_of(d) == "RecursiveOperators":
                 pass
@@ -410,20 +428,24 @@ class Compiler(ActionCompiler, ExpressionCompiler):
         entry = self.rec_ops.get(id(binding))
         if entry is None:
             fname = self.fresh("rec_" + binding.node.name)
-            entry = self.rec_ops[id(binding)] = [fname, False]
+            entry = self.rec_ops[id(binding)] = [fname, False, None]
             self.keepalive.append(binding)
-            entry[1] = self.define_recursive(binding, fname)
-        fname, needs_state = entry
+            entry[1], entry[2] = self.define_recursive(binding, fname, cx.locals)
+        fname, needs_state, free = entry
         codes = [self.ex(a, env, cx) for a in args]
+        # free: locals of the enclosing expression a LET-defined operator refers to,
+        # passed on as extra arguments (None while its own body is being compiled)
+        codes += [f"*{fname}_FREE"] if free is None else free
         if cx.mode == "const":
             if needs_state:
                 raise NeedsState()
             return f"{fname}(None, {', '.join(codes)})"
         return f"{fname}(s, {', '.join(codes)})"
 
-    def define_recursive(self, binding, fname):
+    def define_recursive(self, binding, fname, outer_locals=()):
         env = dict(binding.env)
         pys = []
+        start = self.counter
         for p in binding.params:
             if getattr(p, "arguments", None):
                 raise self.err("higher-order parameters of RECURSIVE operators are "
@@ -433,18 +455,24 @@ class Compiler(ActionCompiler, ExpressionCompiler):
             pys.append(py)
         try:
             self.hoists.append(None)
-            body = self.ex(binding.node.definiens, env, Cx("const", locals_=tuple(pys)))
+            body = self.ex(binding.node.definiens, env,
+                           Cx("const", locals_=tuple(pys) + tuple(outer_locals)))
             needs_state = False
         except NeedsState:
-            body = self.ex(binding.node.definiens, env, Cx("state", locals_=tuple(pys)))
+            body = self.ex(binding.node.definiens, env,
+                           Cx("state", locals_=tuple(pys) + tuple(outer_locals)))
             needs_state = True
         finally:
             self.hoists.pop()
+        free = sorted({m for m in LOCAL_NAME.findall(body)
+                       if FRESH_SUFFIX.search(m) and int(FRESH_SUFFIX.search(m).group(1)) <= start
+                       and not m.startswith(("rec_", "enabled_", "c_", "n_", "tlc_print"))})
+        body = body.replace(f"*{fname}_FREE", ", ".join(free) or "*()")
         head = ["if s is not None:"] + indent(self.unpack() or ["pass"])
-        src = "\n".join([f"def {fname}(s, {', '.join(pys)}):"]
+        src = "\n".join([f"def {fname}(s, {', '.join(pys + free)}):"]
                         + indent(head + [f"return {body}"]))
         self.build(src, fname)
-        return needs_state
+        return needs_state, free
 
     def apply_builtin(self, name, args, env, node, cx):
         if name in BUILTIN_VALUES:

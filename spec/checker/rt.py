@@ -18,8 +18,10 @@ from .values import (
     RecSet,
     SeqSet,
     SubsetSet,
+    UnionSet,
     check_comparable,
     enum,
+    is_finite,
     is_set,
     kind,
     make_fn,
@@ -67,6 +69,8 @@ def union(a, b):
         if a and b:
             check_comparable(next(iter(a)), next(iter(b)))
         return a | b
+    if not (is_finite(a) and is_finite(b)):
+        return UnionSet((a, b))
     return mkset(enum(a) | enum(b))
 
 
@@ -99,8 +103,11 @@ def subseteq(a, b):
 
 
 def setunion(s):
+    members = enum(s)
+    if any(isinstance(e, LazySet) and not e.finite for e in members):
+        return UnionSet(members)
     out = frozenset()
-    for e in enum(s):
+    for e in members:
         out = union(out, e)
     return out
 
