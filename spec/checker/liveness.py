@@ -2,8 +2,12 @@
 
 Each PROPERTY is split into obligations: `[]P` (checked as an invariant
 during BFS), `[][A]_v` (every edge), `<>P`, `[]<>P`, `<>[]P`, `P ~> Q`, plain
-state predicates (initial states only), conjunctions and `\\A x \\in S` of
-these. A violation of a liveness obligation is a fair behaviour that ends in a
+state predicates (initial states only), `[]<><<A>>_v`, WF/SF (whole spec formulas,
+also through INSTANCE), `[](P => []Q)`, `[](P => <>[]Q)`, `[]P => <>Q`, conjunctions and
+`\\A x \\in S` of these, and, on the initial states where a state predicate c holds
+(`c => F`, `IF c THEN F ELSE G`), F among `<>P`, `[]P`, `<>[]P` and predicates.
+A fairness condition on an action that leaves variables unassigned finds the
+action's steps by testing each edge of the graph. A violation of a liveness obligation is a fair behaviour that ends in a
 region of the graph: e.g. for `[]<>P`, forever in states where ~P holds. We
 look for such an ending by strongly connected components of the region
 (Tarjan), keeping an SCC when every WF/SF condition is met inside it
@@ -23,24 +27,32 @@ from .scope import ArgB, DefB
 
 
 class Obligation:
-    def __init__(self, kind, name, preds):
+    def __init__(self, kind, name, preds, cond=None):
         self.kind = kind    # always | action | init | eventually | often | stable | leadsto
+        #                     | reach (P => []Q from initial states, or [](P => []Q))
+        #                     | settle ([](P => <>[]Q)) | wf | sf | often_step
         self.name = name
         self.preds = preds  # compiled state functions (or a transition function)
+        self.cond = cond    # state function: the obligation is on initial states where it holds
 
 
 class PropertyChecker:
     def __init__(self, model):
         self.model = model
         self.obligations = []
+        self.conds = []  # (node, env, holds) of the enclosing `c =>` and IF c THEN/ELSE
         for name in model.cfg.properties:
             self.decompose(ref_node(name), model.env, name)
         graph_kinds = {"action", "eventually", "often", "stable", "leadsto", "wf", "sf",
-                       "often_step"}
+                       "often_step", "reach", "settle"}
         self.needs_graph = any(o.kind in graph_kinds for o in self.obligations)
         for o in self.obligations:
-            if o.kind == "always":
+            if o.kind == "always" and o.cond is None:
                 model.invariants.append((o.name, o.preds[0]))
+            elif o.kind == "always":  # c => []P: P in every state reachable from a c state
+                o.kind = "reach"
+                o.preds = [lambda s: True, o.preds[0]]
+                self.needs_graph = True
         self.fairness = []
         if self.needs_graph:
             for f in model.fairness:
@@ -93,10 +105,22 @@ class PropertyChecker:
                 if not is_temporal(p, env) and not is_temporal(q, env):
                     self.add("leadsto", name, [(p, env), (q, env)])
                     return
+            if op == "=>" and len(args) == 2 and not is_temporal(args[0], env):
+                return self.under(args[0], env, True, args[1], env, name)
+            if op == "=>" and len(args) == 2 and is_op(strip(args[0]), "[]") \
+                    and is_op(strip(args[1]), "<>"):
+                p, q = strip(args[0]).arguments[0], strip(args[1]).arguments[0]
+                if not is_temporal(p, env) and not is_temporal(q, env):
+                    # []P => <>Q: no fair behaviour stays in P /\ ~Q forever
+                    self.add("eventually", name, [(q, env), (p, env)])
+                    return
+        if kind == "If" and not is_temporal(node.predicate, env):
+            self.under(node.predicate, env, True, node.then, env, name)
+            return self.under(node.predicate, env, False, node.else_, env, name)
         if kind == "Fairness":
             m = self.model
             fns = [*m.sub_action_fns(node.action, env), m.state_fn(node.subscript, env)]
-            self.obligations.append(Obligation(node.operator[:2].lower(), name, fns))
+            self.add_fns(node.operator[:2].lower(), name, fns, node, env)
             return
         if not is_temporal(node, env):
             self.add("init", name, [(node, env)])
@@ -104,17 +128,41 @@ class PropertyChecker:
         raise TLAError(f"unsupported form of temporal property {name}",
                        pos(node, env.get(" path", "?")))
 
+    def under(self, cond, cenv, holds, node, env, name):
+        """Decompose node as an obligation on the initial states where cond is `holds`."""
+        self.conds.append((cond, cenv, holds))
+        try:
+            self.decompose(node, env, name)
+        finally:
+            self.conds.pop()
+
+    def cond_fn(self):
+        if not self.conds:
+            return None
+        fns = [(self.model.state_fn(n, e), holds) for n, e, holds in self.conds]
+        return lambda s: all((f(s) is True) == holds for f, holds in fns)
+
     def decompose_always(self, arg, env, name):
         inner = strip(arg)
+        if is_op(inner, "=>") and not is_temporal(inner.arguments[0], env):
+            p, q = inner.arguments[0], strip(inner.arguments[1])
+            if is_op(q, "[]") and not is_temporal(q.arguments[0], env):
+                self.add("reach", name, [(p, env), (q.arguments[0], env)], everywhere=True)
+                return
+            if is_op(q, "<>") and is_op(strip(q.arguments[0]), "[]") \
+                    and not is_temporal(strip(q.arguments[0]).arguments[0], env):
+                self.add("settle", name, [(p, env), (strip(q.arguments[0]).arguments[0], env)],
+                         everywhere=True)
+                return
         if name_of(inner) == "SubscriptedAction" and inner.operator == "[":
             fn = self.model.compiler.transition_function(
                 _box_action(inner), env, "property_action")
-            self.obligations.append(Obligation("action", name, [fn]))
+            self.add_fns("action", name, [fn], inner, env)
             return
         if is_op(inner, "<>") and name_of(strip(inner.arguments[0])) == "SubscriptedAction":
             fn = self.model.compiler.transition_function(strip(inner.arguments[0]), env,
                                                          "property_step")
-            self.obligations.append(Obligation("often_step", name, [fn]))
+            self.add_fns("often_step", name, [fn], inner, env)
             return
         if is_op(inner, "<>") and not is_temporal(inner.arguments[0], env):
             self.add("often", name, [(inner.arguments[0], env)])
@@ -132,8 +180,24 @@ class PropertyChecker:
         raise TLAError(f"unsupported form of temporal property {name}",
                        pos(arg, env.get(" path", "?")))
 
-    def add(self, kind, name, preds):
+    def add(self, kind, name, preds, everywhere=False):
+        """An obligation; under an enclosing condition only for the kinds that look at
+        initial states (`[]`-rooted ones are checked from every reachable state)."""
         fns = [self.model.state_fn(n, e) for n, e in preds]
+        cond = self.cond_fn()
+        if cond is not None and (everywhere or kind not in ("init", "eventually", "stable",
+                                                            "always")):
+            raise TLAError(f"unsupported form of temporal property {name}: a condition on "
+                           f"the initial state before this formula",
+                           pos(preds[0][0], preds[0][1].get(" path", "?")))
+        self.obligations.append(Obligation(kind, name, fns, cond))
+
+    def add_fns(self, kind, name, fns, node, env):
+        """An obligation on steps or fairness: refused under an initial-state condition."""
+        if self.conds:
+            raise TLAError(f"unsupported form of temporal property {name}: a condition on "
+                           f"the initial state before a step or fairness formula",
+                           pos(node, env.get(" path", "?")))
         self.obligations.append(Obligation(kind, name, fns))
 
     # --- checking --------------------------------------------------------------
@@ -143,6 +207,8 @@ class PropertyChecker:
         for o in self.obligations:
             if o.kind == "init":
                 for i in inits:
+                    if o.cond is not None and o.cond(states[i]) is not True:
+                        continue
                     if o.preds[0](states[i]) is not True:
                         return self.report(result, o, [i], None, explorer)
         if not self.needs_graph:
@@ -238,8 +304,12 @@ class Graph:
                     if fn(st[i], st[j]) is not True:
                         return self.ex.path_to(i) + [j], None
             return None
+        if o.kind == "reach":
+            return self.reach_bad(o, inits)
         if o.kind == "eventually":
             region = [o.preds[0](s) is not True for s in st]
+            if len(o.preds) > 1:
+                region = [r and o.preds[1](s) is True for r, s in zip(region, st, strict=True)]
             starts = [i for i in inits if region[i]]
             accept = None
         elif o.kind == "often":
@@ -251,6 +321,10 @@ class Graph:
             starts = list(inits)
             bad = [o.preds[0](s) is not True for s in st]
             accept = bad
+        elif o.kind == "settle":  # [](P => <>[]Q): from a P state, ~Q infinitely often
+            region = [True] * n
+            starts = [i for i in range(n) if o.preds[0](st[i]) is True]
+            accept = [o.preds[1](s) is not True for s in st]
         elif o.kind in ("wf", "sf"):
             return self.unfair_lasso(o)
         elif o.kind == "often_step":
@@ -260,7 +334,23 @@ class Graph:
             region = [q(s) is not True for s in st]
             starts = [i for i in range(n) if region[i] and p(st[i]) is True]
             accept = None
+        if o.cond is not None:
+            starts = [i for i in starts if o.cond(st[i]) is True]
         return self.find_lasso(region, starts, accept, o.kind)
+
+    def reach_bad(self, o, inits):
+        """P => []Q: a path from a P state (an initial one, or any for [](P => []Q)) to a
+        state where Q fails."""
+        st = self.states
+        p, q = o.preds
+        pool = range(self.n) if o.cond is None else [i for i in inits if o.cond(st[i]) is True]
+        starts = [i for i in pool if p(st[i]) is True]
+        dist, parent = self.region_bfs([True] * self.n, starts)
+        bad = [i for i in dist if q(st[i]) is not True]
+        if not bad:
+            return None
+        i = min(bad, key=lambda j: (dist[j], j))
+        return self.prefix(i, dist, parent, "reach"), None
 
     def without_steps(self, step):
         """A fair behaviour that from some point on takes no step satisfying `step`."""
