@@ -224,7 +224,7 @@ class Compiler(ActionCompiler, ExpressionCompiler):
         if b is not None:
             return b
         if name in BUILTIN_FUNCS or name in BUILTIN_HIGHER or name in BUILTIN_VALUES \
-                or name in ("TLCGet", "JavaTime", "TLCSet", "Any"):
+                or name in ("TLCGet", "JavaTime", "TLCSet", "Any", "Trace"):
             return BuiltinB(name)
         raise self.err(f"unknown operator {name}", node, env)
 
@@ -390,34 +390,37 @@ class Compiler(ActionCompiler, ExpressionCompiler):
         fn = binding.node.definiens
         name = binding.node.name
         self_name = self.fresh("self_" + name)
-        sets, names, pending = [], [], []
+        sets, targets, pending = [], [], []
         for d in fn.declaration:
             if name_of(d) == "OperatorApplication" and d.operator == "\\in" and d.arguments:
                 target, set_node = d.arguments
                 code = self.ex(set_node, binding.env, cx)
                 for t in pending + [target]:
-                    if name_of(t) != "OperatorApplication":
-                        raise self.err("tuple patterns in recursive function definitions "
-                                       "are not supported", t, binding.env)
-                    names.append(t.operator)
+                    targets.append(t)
                     sets.append(code)
                 pending = []
             else:
                 pending.append(d)
         env = dict(binding.env)
         env[name] = LocalB(self_name)
-        pys = []
-        for n in names:
-            py = self.fresh("b_" + n)
-            env[n] = LocalB(py)
-            pys.append(py)
+        pys, patterns = [], []
+        for t in targets:  # a name, or a tuple pattern <<a, b>>
+            items = t.items if name_of(t) == "Tuple" else [t]
+            names = []
+            for item in items:
+                py = self.fresh("b_" + item.operator)
+                env[item.operator] = LocalB(py)
+                names.append(py)
+            pys += names
+            patterns.append(f"({', '.join(names)},)" if name_of(t) == "Tuple" else names[0])
         body = self.ex(fn.value, env, cx.but(locals=cx.locals + (self_name,) + tuple(pys)))
         dom = sets[0] if len(sets) == 1 else "_rt.cross(" + ", ".join(sets) + ")"
-        if len(pys) == 1:
+        if len(patterns) == 1 and patterns[0] == pys[0]:
             lam = f"lambda {self_name}, {pys[0]}: {body}"
         else:
             karg = self.fresh("key")
-            lam = f"lambda {self_name}, {karg}: [{body} for ({', '.join(pys)},) in ({karg},)][0]"
+            pattern = patterns[0] if len(patterns) == 1 else f"({', '.join(patterns)},)"
+            lam = f"lambda {self_name}, {karg}: [{body} for {pattern} in ({karg},)][0]"
         return f"_rt.recfn({dom}, {lam})"
 
     def recursive_call(self, binding, args, env, node, cx):
@@ -508,6 +511,9 @@ class Compiler(ActionCompiler, ExpressionCompiler):
             return f"_rt_tlcget({self.ex(args[0], env, cx)}, _tlc_level)"
         if name == "JavaTime":
             return "0"
+        if name == "Trace":  # TLCExt: refused where it is evaluated, not where it is written
+            where = "{}:{}:{}".format(*pos(node, env.get(" path", "?")))
+            return f"_rt.fail({where + ': Trace (TLCExt) is not supported'!r})"
         if name == "TLCSet":
             return "True"
         raise self.err(f"unsupported builtin {name}", node, env)

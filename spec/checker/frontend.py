@@ -19,7 +19,7 @@ from tla import _langdef
 from .errors import TLAError
 
 STANDARD_MODULES = {"Naturals", "Integers", "Sequences", "FiniteSets", "TLC", "Bags",
-                    "Reals", "TLCExt", "SequencesExt", "FiniteSetsExt"}
+                    "Reals", "TLCExt", "SequencesExt", "FiniteSetsExt", "Json", "Randomization"}
 
 SYNONYMS = {"\\land": "/\\", "\\lor": "\\/", "\\lnot": "~", "\\neg": "~", "\\union": "\\cup",
             "\\intersect": "\\cap", "\\geq": ">=", "\\leq": "<=", "=<": "<=", "\\neq": "#",

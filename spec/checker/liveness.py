@@ -7,9 +7,10 @@ also through INSTANCE), `[](P => []Q)`, `[](P => <>[]Q)`, `[]P => <>Q`, conjunct
 `\\A x \\in S` of these, and, on the initial states where a state predicate c holds
 (`c => F`, `IF c THEN F ELSE G`), F among `<>P`, `[]P`, `<>[]P` and predicates.
 A fairness condition on an action that leaves variables unassigned finds the
-action's steps by testing each edge of the graph. A violation of a liveness obligation is a fair behaviour that ends in a
-region of the graph: e.g. for `[]<>P`, forever in states where ~P holds. We
-look for such an ending by strongly connected components of the region
+action's steps by testing each edge of the graph. A violation of a liveness
+obligation is a fair behaviour that ends in a region of the graph: e.g. for
+`[]<>P`, forever in states where ~P holds. We look for such an ending by
+strongly connected components of the region
 (Tarjan), keeping an SCC when every WF/SF condition is met inside it
 (an <<A>>_v step occurs in it, or A is disabled somewhere (WF) / everywhere
 (SF; otherwise the enabled states are removed and the rest re-split), or by

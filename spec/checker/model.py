@@ -111,13 +111,19 @@ class Model:
             for n, b in overridden.items():
                 if isinstance(env.get(n), DefB) or (n not in env and is_builtin(n)):
                     env[n] = b
-        for (module, name), target in self.cfg.scoped.items():
-            self.check_target(name, target)
-            mod = self.loader.get(module, self.cfg.positions.get(target))
+        scoped = [(k, t, None) for k, t in self.cfg.scoped.items()] + \
+            [(k, None, v) for k, v in self.cfg.scoped_values.items()]
+        for (module, name), target, value in scoped:
+            where = self.cfg.positions.get(target or name)
+            mod = self.loader.get(module, where)
             if mod is None:
                 raise TLAError(f"the configuration overrides {name} in the standard module "
-                               f"{module}, which is not supported", self.cfg.positions.get(target))
-            binding = self.override_binding(self.env.get(name), target, proxy)
+                               f"{module}, which is not supported", where)
+            if target is not None:
+                self.check_target(name, target)
+                binding = self.override_binding(self.env.get(name), target, proxy)
+            else:
+                binding = ConstB(self.compiler.inject(value, name))
             self.loader.scoped_overrides.setdefault(module, {})[name] = binding
             for env in envs:
                 if env.get(" path") == mod.path:
