@@ -16,6 +16,8 @@ plain <script> tags:
 - ``sweep_traces.js`` sets ``window.VIEWER_SWEEP_TRACES``: full timelines of the sweep cells
   the simulator chose to trace (``sweep_traces`` in ``traces/index.json``), and the index of
   the compact replays below; loaded the first time a sweep run is played.
+- ``coding.js`` sets ``window.VIEWER_CODING``: the coding-agents table's cells with their
+  timelines, written only when ``results/coding_traces.json`` exists.
 - ``replays/s<N>.js`` and ``replays/shrunk.js`` (viewer/replays.py): compact timelines of every
   failing sweep run, every kernel AMBIGUOUS run, the kernel beside each failing baseline, and
   every shrunk story, re-run from their seeds; each chunk is loaded when one of its runs opens.
@@ -44,6 +46,7 @@ import kernel  # noqa: E402
 DATA_VERSION = 1
 SWEEP_NAME = "sweep.js"
 SWEEP_TRACES_NAME = "sweep_traces.js"
+CODING_NAME = "coding.js"
 TIER_LABELS = {
     "t1": "tier 1: dedupes + can be looked up (Stripe-like)",
     "t1d": "tier 1, dedupe only: dedupes, no lookup",
@@ -231,6 +234,21 @@ def sweep(path: Path) -> dict[str, Any]:
     return {"columns": columns, "cases": cases, "codes": codes.values}
 
 
+def coding_cells(doc: Any) -> list[dict[str, Any]]:
+    """The coding table's cells (a list, or under ``cells``/``rows``), each with its events."""
+    cells = doc if isinstance(doc, list) else (doc.get("cells") or doc.get("rows") or [])
+    out = []
+    for c in cells:
+        if not isinstance(c, dict):
+            continue
+        trace = c.get("trace") or {}
+        out.append({k: c.get(k) for k in ("id", "row", "guarantee", "system", "verdict", "harms",
+                                          "lost", "landed", "outcomes", "matches_reference")} |
+                   {"events": trace.get("events") or c.get("events") or [],
+                    "journal": trace.get("journal") or c.get("journal") or []})
+    return out
+
+
 # ---------------------------------------------------------------- putting it together
 
 
@@ -310,6 +328,12 @@ def build_with_warnings(results_dir: Path, jobs: int = 1,
     replay_index["shrunk_keys"] = sorted(list(stories["runs"]) + list(stories["same"]))
     files["replays/shrunk.js"] = (head + "(window.VIEWER_REPLAYS = window.VIEWER_REPLAYS || "
                                   "{})[\"replays/shrunk.js\"] = " + dumps(stories) + ";\n")
+    coding = results_dir / "coding_traces.json"
+    if coding.exists():  # the coding-agents scenario (sim/coding), shown when it exists
+        files[CODING_NAME] = head + "window.VIEWER_CODING = " + dumps(coding_cells(
+            _read_json(coding))) + ";\n"
+        data["coding_file"] = CODING_NAME
+        files["traces.js"] = head + "window.VIEWER_DATA = " + dumps(data) + ";\n"
     files[SWEEP_TRACES_NAME] = (head + "window.VIEWER_SWEEP_TRACES = " +
                                 dumps({"runs": traced, "replays": replay_index}) + ";\n")
     return files, warnings
@@ -333,6 +357,7 @@ def main(results_dir: str | Path = ROOT / "results",
     for sub in ("faults", "replays"):  # generated folders: stale files would mislead
         for old in sorted((folder / sub).glob("*.js")):
             old.unlink()
+    (folder / CODING_NAME).unlink(missing_ok=True)
     total = 0
     for name, text in files.items():
         target = out_path if name == "traces.js" else folder / name

@@ -29,9 +29,9 @@ CHUNK = 100
 KEEP = ("seq", "kind", "ts", "attempt", "via", "reason", "first_sent")
 
 
-def wanted(cases: list[dict[str, Any]]) -> dict[int, list[str]]:
-    """Per seed, the cells (``system/tier``) worth a timeline."""
-    out: dict[int, list[str]] = {}
+def wanted(cases: list[dict[str, Any]]) -> dict[int, tuple[list[str], str | None]]:
+    """Per seed, the cells (``system/tier``) worth a timeline, and the case's world if named."""
+    out: dict[int, tuple[list[str], str | None]] = {}
     for case in cases:
         keep = set()
         for name, raw in case.get("cells", {}).items():
@@ -44,7 +44,7 @@ def wanted(cases: list[dict[str, Any]]) -> dict[int, list[str]]:
             elif system == "kernel" and "AMBIGUOUS" in str(outcome):
                 keep.add(name)
         if keep:
-            out[int(case["seed"])] = sorted(keep)
+            out[int(case["seed"])] = (sorted(keep), case.get("world"))
     return out
 
 
@@ -84,18 +84,19 @@ def run_doc(plan: Any, seed: int, system: str, tier: str, fault: str) -> dict[st
            journal_records(run), "intervals": intervals(run),
            "refunded": m["refunded"], "approved": m["approved"], "outcome": m["outcome"],
            "verdict": "ok" if m["ok"] else "FAIL", "reasons": m["violations"],
-           "receipts": [r.as_json() for r in view["receipts"]] if view else None,
+           "receipts": [r.as_json() if hasattr(r, "as_json") else r for r in view["receipts"]]
+           if view else None,
            "metrics": {k: v for k, v in m.items()
                        if k not in ("kernel", "violations", "ok", "outcome")},
            "plan_summary": plan.summary(), "recoverers": plan.recoverers}
     return compact_run(doc)
 
 
-def _replay_seed(item: tuple[int, list[str]]) -> list[tuple[str, dict[str, Any]]]:
+def _replay_seed(item: tuple[int, list[str], str | None]) -> list[tuple[str, dict[str, Any]]]:
     from faults.plans import plan_from_seed
 
-    seed, cells = item
-    plan = plan_from_seed(seed)
+    seed, cells, world = item
+    plan = plan_from_seed(seed, world) if world else plan_from_seed(seed)  # type: ignore[call-arg]
     out = []
     for name in cells:
         system, tier = name.split("/")
@@ -139,13 +140,12 @@ def sweep_chunks(cases: list[dict[str, Any]], jobs: int = 1,
     """Chunk number -> encoded runs; ``limit`` keeps only the first seeds (tests)."""
     from sim import parallel
 
-    want = sorted(wanted(cases).items())
-    if limit is not None:
-        want = [w for w in want if w[0] < limit]
+    want = [(seed, cells, world) for seed, (cells, world) in sorted(wanted(cases).items())
+            if limit is None or seed < limit]
     with parallel.pool(jobs) as p:
         done = parallel.map_ordered(p, _replay_seed, want)
     by_chunk: dict[int, list[tuple[str, dict[str, Any]]]] = {}
-    for (seed, _cells), runs in zip(want, done, strict=True):
+    for (seed, _cells, _world), runs in zip(want, done, strict=True):
         by_chunk.setdefault(seed // CHUNK, []).extend(runs)
     return {n: encode(runs) for n, runs in sorted(by_chunk.items())}
 

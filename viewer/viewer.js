@@ -176,7 +176,9 @@
       if (iv && iv.to - iv.from >= 55000) bits.push("it stayed down " + ms(iv.to - iv.from));
     }
     const hand = ev.find((e) => e.actor === "world" && e.kind === "manual_refund");
-    if (hand) bits.push("support refunded by hand during the outage");
+    const byHand = (run.metrics || {}).by_hand || 0;
+    if (byHand) bits.push("support refunded " + dollars(byHand) + " by hand");
+    else if (hand) bits.push("support looked at the order by hand (it already showed a refund)");
     if (ev.some((e) => e.actor === "world" && e.kind === "revoke_lease")) {
       bits.push("the agent's lease was revoked");
     }
@@ -239,6 +241,12 @@
   }
 
   function why(run) {
+    if (run.coding) {
+      const c = run.coding;
+      return cap(c.row.replace(/_/g, " ")) + ": " + run.system + " " + (c.verdict === "ok" ?
+        "held" : "failed (" + (c.harms || []).join(", ") + ")") + "; landed: " +
+        JSON.stringify(c.landed === undefined ? null : c.landed) + ".";
+    }
     const m = run.metrics || {};
     const sys = m.by_system !== undefined ? m.by_system : run.refunded;
     const hand = m.by_hand || 0;
@@ -501,16 +509,16 @@
     box.textContent = "";
     let head;
     if (S.source === "fixed") {
-      head = "\u201c" + S.fault + "\u201d \u2014 " + (FAULT_TEXT[S.fault] || "");
+      head = "\u201c" + S.fault + "\u201d \u2014 " + (FAULT_TEXT[S.fault] || "").replace(/\.$/, "");
     } else if (S.source === "seed") {
       head = "Sweep case, seed " + S.seed + ": " + (shown[0] ? faultPhrase(shown[0]) : "") +
         (shown[0] && shown[0].plan_summary ? " (plan " + shown[0].plan_summary + ")" : "");
     } else if (S.source === "story") {
       head = "Shrunk story (the smallest failing plan Hypothesis found for " +
         S.story.replace(/^shrunk-/, "") + ")";
-    } else head = "Opened from a file: " + shown.map((r) => r.id || r.system).join(", ");
+    } else head = (S.label || "Opened from a file") + ": " + shown.map((r) => r.id || r.system).join(", ");
     box.appendChild(el("b", {}, head));
-    box.appendChild(document.createTextNode(" Target: " + (D.tier_labels[S.tier] || S.tier) + "."));
+    box.appendChild(document.createTextNode(". Target: " + (D.tier_labels[S.tier] || S.tier) + "."));
     if (missing.length) {
       const why = S.source === "seed" ? " (it passed; its timeline is one command away: " +
         "python run_all.py --replay " + S.seed + " --system " + missing[0] + " --tier " +
@@ -617,7 +625,12 @@
       const whyBox = el("p", { class: "why", "data-testid": "why" });
       const now = el("p", { class: "now", "aria-live": "off" });
       const inspect = el("div", { class: "inspect", hidden: "" });
+      const more = el("details", { class: "more-cards" });
+      if (window.innerWidth >= 900) more.open = true;
+      more.appendChild(el("summary", {}, "money, receipt and " + (run.system === "durable" ?
+        "engine history" : "journal")));
       const cards = el("div", { class: "cards" });
+      more.appendChild(cards);
       const disk = el("div", { class: "card disk" });
       disk.appendChild(el("h4", {}, run.system === "durable" ? "engine history on disk" :
                                     "journal on disk"));
@@ -626,7 +639,7 @@
       const receipt = el("div", { class: "card receipt-card", "data-testid": "receipt" });
       const money = el("div", { class: "card money", "data-testid": "money" });
       cards.append(money, receipt, disk);
-      art.append(head, whyBox, tl, now, inspect, cards);
+      art.append(head, whyBox, tl, now, inspect, more);
       box.appendChild(art);
       return { run, r, art, head, badge, tl, whyBox, now, inspect, diskList, receipt, money };
     });
@@ -747,7 +760,8 @@
       const x = v.sx(c.x), w = c.w * v.k;
       if (x + w < v.gutter || x > v.W) continue;
       const grp = sv("g", { class: "cut" });
-      grp.appendChild(sv("rect", { x, y: 14, width: w, height: H - 14, fill: "#eceae4" }));
+      grp.appendChild(sv("rect", { x, y: 14, width: w, height: H - 14, fill: "#d9d6cc",
+                                   opacity: 0.45 }));
       grp.appendChild(sv("path", { d: "M" + (x + w * 0.35) + ",16 l4,6 l-4,6 M" + (x + w * 0.6) +
                                    ",16 l4,6 l-4,6", stroke: C.grey, fill: "none" }));
       grp.appendChild(sv("text", { x: x + w / 2, y: 24 + 12, "text-anchor": "middle",
@@ -1499,6 +1513,7 @@
     Promise.all(reads).then((lists) => {
       S.files = lists.flat();
       S.source = "files";
+      S.label = "";
       if (S.files[0] && D.tiers.includes(S.files[0].tier)) S.tier = S.files[0].tier;
       warn("");
       select({ play: true });
@@ -1512,6 +1527,7 @@
     buildLegend();
     buildControls();
     buildDiagram();
+    buildCoding();
     if ((D.warnings || []).length) warn("Data warnings: " + D.warnings.join("; "));
     const reduced = window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches;
     const h = readHash();
@@ -1535,6 +1551,59 @@
     window.viewer = { seek, play, pause, state: S, merged: () => merged, shown: () => shown,
                       select, why, outcomeOf, playSeed, ms, el, D };
   }
+  // the coding-agents scenario: its table, each cell played in the same player
+  function buildCoding() {
+    if (!D.coding_file) return;
+    const box = $("coding");
+    box.hidden = false;
+    box.addEventListener("toggle", () => {
+      if (!box.open || box.dataset.ready) return;
+      loadScript(D.coding_file).then(() => {
+        box.dataset.ready = "1";
+        const cells = window.VIEWER_CODING || [];
+        const rowsC = [...new Set(cells.map((c) => c.row))];
+        const systems = [...new Set(cells.map((c) => c.system))];
+        const tab = el("table", { "data-testid": "coding-table" });
+        const hr = el("tr");
+        hr.appendChild(el("th", {}, "row"));
+        for (const s of systems) hr.appendChild(el("th", {}, s));
+        tab.appendChild(hr);
+        for (const r of rowsC) {
+          const tr = el("tr");
+          const first = cells.find((c) => c.row === r);
+          tr.appendChild(el("th", {}, r + (first.guarantee ? " (" + first.guarantee + ")" : "")));
+          for (const s of systems) {
+            const c = cells.find((x) => x.row === r && x.system === s);
+            const td = el("td", { class: c ? (c.verdict === "ok" ? "ok" : "fail") : "na" });
+            if (c) {
+              const b = el("button", { type: "button", class: "small" },
+                           (c.verdict === "ok" ? "\u2713 " : "\u2717 ") + c.verdict);
+              b.addEventListener("click", () => playCoding(c));
+              td.appendChild(b);
+            }
+            tr.appendChild(td);
+          }
+          tab.appendChild(tr);
+        }
+        const wrap = el("div", { class: "tablewrap" });
+        wrap.appendChild(tab);
+        $("coding-body").textContent = "";
+        $("coding-body").appendChild(wrap);
+      }).catch((e) => warn(e.message));
+    });
+  }
+  function playCoding(c) {
+    const harms = c.harms || [];
+    S.files = [{ id: c.id, system: c.system, tier: S.tier, events: c.events || [],
+                 journal: c.journal || [], verdict: c.verdict, reasons: harms,
+                 outcome: Object.values(c.outcomes || {}).join(", "), refunded: 0, approved: 0,
+                 metrics: {}, receipt_steps: [], coding: c }];
+    S.source = "files";
+    S.label = "Coding agents, row " + c.row;
+    select({ play: true });
+    $("story-top").scrollIntoView({ block: "start" });
+  }
+
   function playSeed(seed, system, tier) {
     S.source = "seed"; S.seed = seed; S.tier = tier;
     if (system && !S.systems.includes(system)) S.systems = D.systems.filter((x) => x === system || S.systems.includes(x));

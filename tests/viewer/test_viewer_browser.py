@@ -316,6 +316,7 @@ def test_the_legend_names_every_mark_the_runs_use(browser, site):
         for kind in li.get_attribute("data-kinds").split():
             named.add((li.get_attribute("data-actor"), kind))
     assert used - named == set(), f"marks missing from the legend: {sorted(used - named)}"
+    assert page.locator("#coding").is_hidden(), "no coding data, no coding section"
     pg.close()
 
 
@@ -478,7 +479,17 @@ def test_a_traced_sweep_cell_and_a_shrunk_story_play(browser, tiny_results, tmp_
     for name in PAGE_FILES:
         shutil.copy(ROOT / "viewer" / name, tmp_path / name)
     shutil.copy(RESULTS / "shrunk.json", tiny_results / "shrunk.json")
+    cell = {"id": "rename_break/kernel", "row": "rename_break", "guarantee": "original",
+            "system": "kernel", "verdict": "ok", "harms": [], "landed": ["post_url"],
+            "outcomes": {"0:post_url": "REFUSED premise_stale"},
+            "trace": {"events": [
+                {"t": 0, "actor": "agent", "kind": "submit", "label": "unit post_url"},
+                {"t": 40, "actor": "world", "kind": "rename", "label": "slugify renamed"},
+                {"t": 90, "actor": "journal", "kind": "REFUSED", "label": "REFUSED premise"}],
+                "journal": []}}
+    (tiny_results / "coding_traces.json").write_text(json.dumps([cell]), encoding="utf-8")
     assert build.main(tiny_results, tmp_path / "traces.js", jobs=1) == 0
+    (tiny_results / "coding_traces.json").unlink()
     pg = Page(browser, tmp_path, "#seed=17&tier=t3&systems=naive,kernel")
     page = pg.page
     _ready(page)
@@ -493,6 +504,12 @@ def test_a_traced_sweep_cell_and_a_shrunk_story_play(browser, tiny_results, tmp_
     page.click("#fault-list button[data-fault='crash before ack']")
     _ready(page)
     assert "seed 17" not in page.inner_text("#caption")
+    page.click("#coding summary")  # the coding-agents scenario, in the same page
+    page.locator("[data-testid=coding-table] button").first.click()
+    page.wait_for_function("document.querySelector('#caption').innerText.includes('Coding')")
+    _ready(page)
+    assert page.locator("article.run").count() == 1
+    assert page.locator("article.run g.glyph").count() == 3
     stories = json.loads((RESULTS / "shrunk.json").read_text(encoding="utf-8"))["stories"]
     story = next(s for s in stories if s["found"])
     page.goto((tmp_path / "index.html").as_uri() +
