@@ -539,7 +539,14 @@
       const w = ev.worker !== undefined ? ev.worker : (ev.details || {}).worker;
       if (w !== undefined && ev.actor === "kernel") workers.add(w);
     }
-    if (workers.size < 2) return BASE_LANES.map((l) => ({ id: l[0], long: l[1], short: l[2] }));
+    if (workers.size < 2) {
+      const n = Math.max(1, ...run.events.filter((e) => e.actor === "world" && e.kind === "restart")
+        .map((e) => Number((/^(\d+) worker/.exec(e.label || "") || [0, 1])[1])));
+      return BASE_LANES.map((l) => ({ id: l[0], long: l[0] === "kernel" && n > 1 ?
+        "system (" + n + " workers)" : l[1], short: l[2],
+        title: l[0] === "kernel" && n > 1 ? "this trace does not say which worker did what, " +
+          "so the workers share this lane" : "" }));
+    }
     const out = [];
     for (const l of BASE_LANES) {
       if (l[0] !== "kernel") { out.push({ id: l[0], long: l[1], short: l[2] }); continue; }
@@ -649,6 +656,7 @@
   function layout() {
     if (!axis) return;
     const v = view();
+    S.v = v;
     panels.forEach((p) => drawTimeline(p, v));
     drawOverview(v);
     $("zoom-level").textContent = S.zoom === 1 ? "whole run" : S.zoom.toFixed(1) + "\u00d7";
@@ -661,7 +669,7 @@
 
   function drawTimeline(p, v) {
     const run = p.run, lanes = lanesOf(run), narrow = window.innerWidth < 600;
-    const H = G.top + lanes.length * G.laneH + 6, W = v.W;
+    const H = G.top + lanes.length * G.laneH + 16, W = v.W;
     const svg = sv("svg", { width: W, height: H, role: "img", class: "tlsvg",
                             "aria-label": "Timeline of " + run.id + ", one lane per actor" });
     const clipId = "clip-" + p.r;
@@ -685,8 +693,10 @@
       laneY[l.id] = y + G.laneH / 2;
       svg.appendChild(sv("rect", { x: 0, y, width: W, height: G.laneH,
                                    fill: i % 2 ? "#f6f5f1" : "#ffffff" }));
-      svg.appendChild(sv("text", { x: 4, y: y + G.laneH / 2 + 4, "font-size": narrow ? 10 : 11.5,
-                                   fill: C.ink }, narrow ? l.short : l.long));
+      const lab = sv("text", { x: 4, y: y + G.laneH / 2 + 4, "font-size": narrow ? 10 : 11.5,
+                               fill: C.ink }, narrow ? l.short : l.long);
+      if (l.title) lab.appendChild(sv("title", {}, l.title));
+      svg.appendChild(lab);
     });
     svg.appendChild(sv("line", { x1: v.gutter - 2, y1: G.top - 20, x2: v.gutter - 2, y2: H,
                                  stroke: C.light }));
@@ -764,9 +774,12 @@
                                    opacity: 0.45 }));
       grp.appendChild(sv("path", { d: "M" + (x + w * 0.35) + ",16 l4,6 l-4,6 M" + (x + w * 0.6) +
                                    ",16 l4,6 l-4,6", stroke: C.grey, fill: "none" }));
-      grp.appendChild(sv("text", { x: x + w / 2, y: 24 + 12, "text-anchor": "middle",
-                                   "font-size": 9.5, fill: C.ink, "font-weight": 600 },
-                         "\u22ef " + ms(c.dt)));
+      const cy = G.top + (H - 16 - G.top) / 2, cx = x + w / 2;
+      grp.appendChild(sv("text", { x: cx, y: cy, "text-anchor": "middle", dy: "0.35em",
+                                   "font-size": 10, fill: C.ink, "font-weight": 600,
+                                   transform: "rotate(-90 " + cx + " " + cy + ")",
+                                   "paint-order": "stroke", stroke: "#f4f2ec",
+                                   "stroke-width": 3 }, "\u22ef " + ms(c.dt) + " \u22ef"));
       grp.appendChild(sv("title", {}, "a wait of " + ms(c.dt) + " (from " + ms(c.from) + " to " +
                                        ms(c.to) + "), drawn short"));
       g.appendChild(grp);
@@ -812,11 +825,11 @@
   function drawPart(p, g, v, H, d) {
     const x = eventX(p, d.at, v);
     const grp = sv("g", { class: "part", "data-i": d.at, visibility: "hidden" });
-    grp.appendChild(sv("line", { x1: x, y1: G.top - 16, x2: x, y2: H, stroke: C.vermillion,
+    grp.appendChild(sv("line", { x1: x, y1: G.top - 16, x2: x, y2: H - 14, stroke: C.vermillion,
                                  "stroke-width": 2.5, "stroke-dasharray": "6 3" }));
     const other = shown[d.other].system;
     const left = x > v.W - 150;
-    grp.appendChild(sv("text", { x: left ? x - 4 : x + 4, y: G.top - 6, "font-size": 10.5,
+    grp.appendChild(sv("text", { x: left ? x - 4 : x + 4, y: H - 4, "font-size": 10.5,
                                  "font-weight": 700, "text-anchor": left ? "end" : "start",
                                  fill: "#8a3300", "paint-order": "stroke", stroke: "#fff",
                                  "stroke-width": 3 }, "parts from " + other + " here"));
@@ -845,7 +858,8 @@
   function drawOverview(v) {
     const box = $("overview");
     box.textContent = "";
-    const W = v.W, k = v.avail / Math.max(1, axis.width);
+    const W = Math.max(v.W, box.clientWidth || 0);
+    const k = (W - v.gutter - 6) / Math.max(1, axis.width);
     const H = 14 + Math.max(1, shown.length) * 8;
     const svg = sv("svg", { width: W, height: H, "aria-label": "Overview: the whole run; the " +
                             "box is the part shown", role: "img" });
@@ -972,7 +986,7 @@
 
   function render() {
     const c = counts();
-    const v = view();
+    const v = S.v || view();
     const cur = S.cursor > 0 ? merged[S.cursor - 1] : null;
     if (cur && S.zoom > 1) {  // keep the playhead in the window
       const x = worldX(cur.t);

@@ -32,7 +32,7 @@ CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
 PAGE_FILES = ("index.html", "viewer.js", "sweep_view.js")
-REPLAY_SEEDS = 60
+REPLAY_SEEDS = 40
 SHOTS = Path(os.environ.get("VIEWER_SCREENSHOTS",
                             Path(tempfile.gettempdir()) / "viewer-screenshots"))
 
@@ -303,11 +303,15 @@ def test_first_visit_plays_the_telling_run_with_its_why_and_reads_at_390px(brows
 
 
 def test_the_legend_names_every_mark_the_runs_use(browser, site):
+    """Every (actor, kind) of the fixed table and of the first sweep replays has a legend line."""
     index = json.loads((RESULTS / "traces" / "index.json").read_text(encoding="utf-8"))
     used = set()
     for entry in index["traces"]:
         doc = json.loads((RESULTS / "traces" / entry["file"]).read_text(encoding="utf-8"))
         used |= {(e["actor"], e["kind"]) for e in doc["events"]}
+    chunk = (site / "replays" / "s0000.js").read_text(encoding="utf-8").split("\n", 1)[1]
+    codes = json.loads(chunk.split("] = ", 1)[1][:-2])["codes"]
+    used |= {(c["actor"], c["kind"]) for c in codes if isinstance(c, dict) and "actor" in c}
     pg = Page(browser, site, _hash("happy path", "t1", "kernel"))
     page = pg.page
     _ready(page)
@@ -399,9 +403,15 @@ def test_a_sweep_case_opens_from_its_link_with_both_timelines_marked(browser, si
     assert _cursor(page) == 3, "the link's step"
     page.evaluate("document.activeElement.blur()")
     page.keyboard.press("End")
+    from sim import sweep as simsweep
+
     for system in ("naive", "kernel"):
         panel = page.locator(f"article.run[data-system={system}]")
         cell = _cell(case, f"{system}/t1")
+        shown = page.evaluate(f"""window.viewer.shown().find(r => r.system === '{system}')
+            .events.map(e => [e.t, e.actor, e.kind, e.label])""")
+        want = simsweep.replay(seed, system, "t1")["events"]
+        assert shown == [[e["t"], e["actor"], e["kind"], e["label"]] for e in want]
         assert _value(panel, "refunded") == str(cell["refunded"])
         assert _value(panel, "outcome") == cell["outcome"]
         assert panel.locator("g.part").count() == 1, "the divergence, marked on both"
@@ -439,37 +449,46 @@ def test_a_replay_json_file_opens_from_the_file_picker(browser, site, tmp_path):
 
 
 def test_every_fixed_table_run_plays_to_its_recorded_totals(browser, site):
-    """All faults x tiers with all four systems shown, walked with the [ ] and t keys."""
+    """All faults x tiers with all four systems shown, each played to its end in the page."""
     index = json.loads((RESULTS / "traces" / "index.json").read_text(encoding="utf-8"))
     want = {(t["fault"], t["system"], t["tier"]): t for t in index["traces"]}
     pg = Page(browser, site, _hash(index["faults"][0], index["tiers"][0],
                                    ",".join(index["systems"])))
     page = pg.page
-    seen = set()
-    for _fault in index["faults"]:
-        for _tier in index["tiers"]:
-            _ready(page)
-            page.keyboard.press("End")
-            got = page.evaluate("""() => ({
-                fault: document.querySelector('#fault-list button[aria-current=true]')
-                    .dataset.fault,
-                tier: document.querySelector('input[name=tier]:checked').value,
+    _ready(page)
+    page.keyboard.press("]")  # the fault keys, once each way
+    _ready(page)
+    assert page.evaluate("window.viewer.state.fault") == index["faults"][1]
+    page.keyboard.press("[")
+    _ready(page)
+    got = page.evaluate("""async ([faults, tiers]) => {
+        const v = window.viewer, out = [];
+        const ready = () => new Promise((ok) => {
+            const poll = () => document.body.dataset.ready === 'true' ? ok() : setTimeout(poll, 5);
+            poll(); });
+        for (const fault of faults) for (const tier of tiers) {
+            v.state.fault = fault; v.state.tier = tier; v.state.source = 'fixed';
+            v.select({});
+            await ready();
+            v.seek(v.merged().length);
+            out.push({fault, tier, current: document.querySelector(
+                '#fault-list button[aria-current=true]').dataset.fault,
                 runs: [...document.querySelectorAll('article.run')].map(a => {
-                    const v = (s) => a.querySelector(`[data-testid=${s}]`).dataset.value;
-                    return {id: a.dataset.run, refunded: v('refunded'), verdict: v('verdict'),
-                            outcome: v('outcome')};
-                })})""")
-            fault, tier, shown = got["fault"], got["tier"], got["runs"]
-            assert len(shown) == len(index["systems"])
-            for item, system in zip(shown, index["systems"], strict=True):
-                entry = want[(fault, system, tier)]
-                assert item["id"] == entry["id"]
-                assert (item["refunded"], item["verdict"], item["outcome"]) == \
-                    (str(entry["refunded"]), entry["verdict"], entry["outcome"])
-                seen.add(entry["id"])
-            page.keyboard.press("t")
-        _ready(page)
-        page.keyboard.press("]")
+                    const g = (s) => a.querySelector(`[data-testid=${s}]`).dataset.value;
+                    return {id: a.dataset.run, refunded: g('refunded'), verdict: g('verdict'),
+                            outcome: g('outcome')}; })});
+        }
+        return out; }""", [index["faults"], index["tiers"]])
+    seen = set()
+    for view in got:
+        assert view["current"] == view["fault"]
+        assert len(view["runs"]) == len(index["systems"])
+        for item, system in zip(view["runs"], index["systems"], strict=True):
+            entry = want[(view["fault"], system, view["tier"])]
+            assert item["id"] == entry["id"]
+            assert (item["refunded"], item["verdict"], item["outcome"]) == \
+                (str(entry["refunded"]), entry["verdict"], entry["outcome"])
+            seen.add(entry["id"])
     assert seen == set(t["id"] for t in index["traces"])
     pg.close()
 
