@@ -35,8 +35,7 @@
   const REASONS = {
     ack: "the target acknowledged it",
     found_by_lookup: "a lookup found it had landed",
-    no_dedup_no_lookup: "the target can neither deduplicate nor be looked up, so nothing can " +
-      "say whether the refund landed",
+    no_dedup_no_lookup: "the target can neither deduplicate nor be looked up",
     premise_stale_at_recovery_cannot_confirm: "the world moved during the outage and the " +
       "target cannot say whether our own refund is the one it sees",
     lease_dead_at_recovery_cannot_confirm: "the lease died during the outage and the target " +
@@ -228,14 +227,18 @@
       s = "on restart the kernel found DISPATCHED in its journal, waited out the in-flight " +
         "send and looked the refund up: it had landed, so it sent nothing more";
     } else if (final === "COMMITTED") {
+      const absent = run.events.some((e) => e.actor === "target" && e.kind === "lookup" &&
+                                          /absent/.test(e.label || ""));
+      const how = absent ? "looked it up, found it had not landed and sent it" :
+        sends > 1 ? "resent it with the same key" : "sent it";
       s = recovered ? "on restart the kernel found the open effect in its journal, waited " +
-        "out the claim and " + (sends > 1 ? "resent it with the same key" : "finished it") +
-        "; the target confirmed it once" : "the kernel sent it once and the target confirmed it";
+        "out the claim, " + how + "; the target confirmed it once" :
+        "the kernel sent it once and the target confirmed it";
     } else if (final === "REFUSED") {
       s = "the kernel re-checked before sending and refused: " + (REASONS[why] || why);
     } else if (final === "AMBIGUOUS") {
-      s = "the kernel could not know whether the refund landed (" + (REASONS[why] || why) +
-        "), so it did not send again and said so: a person must reconcile this";
+      s = "the kernel could not tell whether the refund had landed (" + (REASONS[why] || why) +
+        "), so it sent nothing more and ended AMBIGUOUS";
     } else s = "the kernel ended " + out;
     return s + rejected;
   }
@@ -252,7 +255,9 @@
     const hand = m.by_hand || 0;
     let money = dollars(sys) + " moved by the system for " + dollars(run.approved) + " approved";
     if (hand) money += ", plus " + dollars(hand) + " refunded by hand (the world, not the system)";
-    return cap(faultPhrase(run)) + "; " + actionPhrase(run) + ": " + money + ".";
+    const amb = run.system === "kernel" && isAmbiguous(run.outcome) ?
+      "; a person must reconcile this" : "";
+    return cap(faultPhrase(run)) + "; " + actionPhrase(run) + ": " + money + amb + ".";
   }
 
   // where a failing baseline and the kernel part ways: event indexes in each run

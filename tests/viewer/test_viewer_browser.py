@@ -441,6 +441,14 @@ def test_a_replay_json_file_opens_from_the_file_picker(browser, site, tmp_path):
     assert panel.get_attribute("data-run") == doc["id"]
     assert _value(panel, "refunded") == str(doc["refunded"])
     assert _value(panel, "outcome") == doc["outcome"]
+    other = simsweep.replay(11, "naive", "t1")  # dropped on the page, like a file from a desktop
+    page.evaluate("""(text) => {
+        const dt = new DataTransfer();
+        dt.items.add(new File([text], 'dropped.json', {type: 'application/json'}));
+        document.dispatchEvent(new DragEvent('drop', {dataTransfer: dt, bubbles: true}));
+    }""", trace.dumps(other))
+    page.wait_for_function(f"document.querySelector('article.run') && "
+                           f"document.querySelector('article.run').dataset.run === '{other['id']}'")
     bad = tmp_path / "bad.json"
     bad.write_text('{"no": "events"}', encoding="utf-8")
     page.set_input_files("#file-input", str(bad))
