@@ -92,7 +92,7 @@ def _link_problem(entry: dict[str, Any], text: str, seq: int, head: str, last_ts
         return f"seq is {entry['seq']}, expected {seq}"
     if entry["prev"] != head:
         return "prev does not match the hash of the entry before it (a forked chain?)"
-    if entry_hash(text) != entry["hash"]:
+    if entry_hash(text, entry) != entry["hash"]:
         return "content does not match its hash"
     if entry["ts"] < last_ts:
         return f"ts {entry['ts']} is earlier than the entry before ({last_ts})"

@@ -140,15 +140,18 @@ class Effect:
     def timing(self) -> Mapping[str, Any]:
         return (self.proposal or {}).get("timing") or {}
 
-    def claim(self, sent_at: int, deadline: int) -> int:
+    def claim(self, sent_at: int, deadline: int, dispatched_at: int | None = None) -> int:
         """Until when a send made at ``sent_at`` may still land, from the target's stated
         in-flight bound: the deadline it honours, or its bounded delivery, plus the settle
-        margin. Recomputed from the send time; the recorded deadline can only extend it."""
+        margin. The deadline a request carries is recomputed from its DISPATCHED entry's time
+        (``dispatched_at``, the send time when not given); the recorded one can only extend
+        it. Bounded delivery counts from the send itself."""
         caps, timing = self.caps(), self.timing()
         settle = int(timing.get("settle_margin", 0))
+        issued = sent_at if dispatched_at is None else dispatched_at
         bounds = []
         if caps.get("honours_deadline", True):
-            bounds.append(max(deadline, sent_at + int(timing.get("send_timeout", 0))))
+            bounds.append(max(deadline, issued + int(timing.get("send_timeout", 0))))
         if type(caps.get("max_delivery_delay")) is int:
             bounds.append(sent_at + caps["max_delivery_delay"])
         return min(bounds) + settle if bounds else NEVER
@@ -493,7 +496,7 @@ def check_sends(fx: Effect, walk: Walk, out: Report) -> None:
                         line(d), h)
         sent.add(attempt)
         if d is not None:
-            claim = max(claim, fx.claim(ts, int(d.get("deadline", 0))))
+            claim = max(claim, fx.claim(ts, int(d.get("deadline", 0)), int(d["ts"])))
     if fx.proposal is not None and fx.tier() == 3 and len(fx.sends) > 1:
         out.add(fx, "K2", "tier3_resent", f"history record h{fx.sends[1][0]}: effect "
                 f"{fx.short} at a tier-3 target was sent {len(fx.sends)} times.",
