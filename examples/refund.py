@@ -1,10 +1,11 @@
-"""One refund, one crash, one receipt: the kernel gating a plain Python function end to end.
+"""One refund, one crash, one receipt: ``gate.effect`` around a plain Python function.
 
 A customer paid $100; case 4471 approves one $20 refund on order 881. The payment service is
 an in-process fake whose ledger lives in a JSON file, so it outlives our process like a real
-service would. The first run applies the refund and then the process really dies (os._exit)
-before the answer comes back. The second run restarts from the journal on disk, recovers,
-and prints the receipt.
+service would. The first run calls the gated ``refund`` function; the service applies the
+refund and then the process really dies (os._exit) before the answer comes back. The second
+run imports the same decorated function, calls ``gate.recover`` and prints the receipt and
+``python -m gate status`` for the journal.
 
     python examples/refund.py --tier 2      # lookup finds the refund: COMMITTED, $20
     python examples/refund.py --tier 3      # nothing can tell: AMBIGUOUS, never resent
@@ -18,13 +19,15 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
+import gate  # noqa: E402
 import kernel  # noqa: E402
-from gate import FileJournal, Gate  # noqa: E402
 
 TIERS = {1: kernel.Capabilities(dedupes=True, queryable=True, dedup_window=86_400_000,
                                  lookup_lag=100),
@@ -32,27 +35,27 @@ TIERS = {1: kernel.Capabilities(dedupes=True, queryable=True, dedup_window=86_40
          3: kernel.Capabilities(dedupes=False, queryable=False)}
 
 
-class FakePayments:
+class Payments:
     """A refund API whose ledger is a JSON file; optionally dies right after applying."""
 
-    def __init__(self, ledger: Path, capabilities: kernel.Capabilities, die: bool) -> None:
-        self.ledger, self.capabilities, self.die = ledger, capabilities, die
+    def __init__(self, ledger: Path, tier: int, die: bool) -> None:
+        self.ledger, self.capabilities, self.die = ledger, TIERS[tier], die
 
     def _load(self) -> dict[str, Any]:
         if self.ledger.exists():
             return dict(json.loads(self.ledger.read_text()))
         return {"paid": 100, "refunds": []}
 
-    def apply(self, key: str, payload: Any, deadline: int) -> bool:
+    def refund(self, order: int, amount: int, key: str) -> None:
         book = self._load()
         if not (self.capabilities.dedupes and any(r["key"] == key for r in book["refunds"])):
-            book["refunds"].append({"key": key, "amount": payload["amount"]})
+            book["refunds"].append({"key": key, "order": order, "amount": amount})
             self.ledger.write_text(json.dumps(book))
         if self.die:
             print("  the payment service committed the refund; the process dies before the ack")
             os._exit(1)
-        return True
 
+    # What recovery may ask the service (the gate calls these, never the agent):
     def lookup(self, effect_id: str) -> bool:
         return any(r["key"] == effect_id for r in self._load()["refunds"])
 
@@ -63,18 +66,19 @@ class FakePayments:
         return {"paid": 100, "refunded": sum(r["amount"] for r in refunds)}
 
 
-def proposal(tier: int) -> kernel.Proposal:
-    return kernel.Proposal(payload={"order": 881, "amount": 20},
-                           premises={"paid": 100, "refunded": 0}, lease="refund-bot",
-                           capabilities=TIERS[tier], key={"order": 881, "case": 4471},
-                           timing=kernel.Timing(send_timeout=200, settle_margin=150,
-                                                dedup_margin=1_000))
+def gated_refund(folder: Path, tier: int, die: bool = False) -> Callable[..., kernel.Receipt]:
+    """The agent's refund tool: a plain function, gated. Same code before and after a crash."""
+    payments = Payments(folder / "ledger.json", tier, die)
 
+    @gate.effect(journal=folder / "journal.jsonl", target=payments, name="refund",
+                 lease=kernel.Lease("refund-bot", expires_at=2**52),
+                 key=lambda order, amount, case: {"order": order, "case": case},
+                 premises=lambda order, amount, case: {"paid": 100, "refunded": 0},
+                 timing=kernel.Timing(send_timeout=200, settle_margin=150, dedup_margin=1_000))
+    def refund(order: int, amount: int, case: int, idempotency_key: str) -> None:
+        payments.refund(order, amount, idempotency_key)
 
-def gate(folder: Path, tier: int, die: bool) -> Gate:
-    target = FakePayments(folder / "ledger.json", TIERS[tier], die)
-    return Gate(FileJournal(folder / "journal.jsonl"), target,
-                lease_of=lambda lease_id: kernel.Lease(lease_id, expires_at=2**52))
+    return refund
 
 
 def main() -> int:
@@ -83,22 +87,25 @@ def main() -> int:
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        gate(Path(args.child), args.tier, die=True).submit(proposal(args.tier))
+        gated_refund(Path(args.child), args.tier, die=True)(order=881, amount=20, case=4471)
         return 0
     folder = Path(tempfile.mkdtemp(prefix="refund-"))
     print(f"tier {args.tier}: customer paid $100; case 4471 approves a $20 refund")
     subprocess.run([sys.executable, __file__, "--tier", str(args.tier), "--child", str(folder)],
                    check=False)
     print("  restart: the journal says DISPATCHED with no final entry; recovering")
-    restarted = gate(folder, args.tier, die=False)
-    receipt = restarted.recover()[0]
+    gated_refund(folder, args.tier)
+    receipt = gate.recover(folder / "journal.jsonl")[0]
     refunds = json.loads((folder / "ledger.json").read_text())["refunds"]
     print(f"  refunded on order 881: ${sum(r['amount'] for r in refunds)} "
           f"({len(refunds)} refund record(s))")
     for name, value in receipt.as_json().items():
         if name != "authorized":
             print(f"  {name:<10} {value}")
-    print(f"  journal: {folder / 'journal.jsonl'}")
+    print(f"$ python -m gate status {folder / 'journal.jsonl'}")
+    sys.stdout.flush()
+    subprocess.run([sys.executable, "-m", "gate", "status", str(folder / "journal.jsonl")],
+                   cwd=ROOT, check=False)
     return 0
 
 

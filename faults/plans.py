@@ -14,7 +14,10 @@ Crash points, in protocol order:
 - ``sent``: the request left; the crash comes ``crash_delay`` ms later (in flight or after);
 - ``after_apply``: the target applied the request; the answer has not arrived;
 - ``after_ack``: the answer arrived; the crash hits while it is being recorded (``torn``
-  tears the journal line being written).
+  tears the journal line being written);
+- ``recovering``: a journaled worker is recovering an effect and starts waiting out its
+  claim or asks for a lookup (only the kernel recovers this way; the baselines never reach
+  it).
 
 ``recrash`` is a second crash point, reached by the worker(s) that restarted after the first
 crash: a crash during recovery (the next restart runs recovery again).
@@ -26,9 +29,19 @@ import random
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-CRASH_POINTS = ("before_send", "sent", "after_apply", "after_ack")
-WORLD_EVENTS = ("manual_refund", "revoke_lease", "withdraw_approval")
+CRASH_POINTS = ("before_send", "sent", "after_apply", "after_ack", "recovering")
+WORLD_EVENTS = ("manual_refund", "revoke_lease", "withdraw_approval", "hold_customer")
+PREMISES = ("touched", "untouched")  # does the decision rely on a fact its own effect moves?
+IN_FLIGHT = ("deadline", "bounded", "neither")  # how a late request is kept from landing
+# Worlds where an assumption the kernel's safety rests on is broken (sim.assumptions):
+# "lookup_lag" the target shows a landed effect later than its declared lag; "dedup_window"
+# it forgets keys after a quarter of its declared window; "fsync" a crash also loses the last
+# fsync'd journal line; "conditional_append" the driver appends without re-reading a journal
+# another worker appended to. ("in_flight" is in_flight="neither".)
+BREAKS = ("lookup_lag", "dedup_window", "fsync", "conditional_append")
+WORLDS = ("in_flight", *BREAKS)
 DEDUP_WINDOW = 60_000  # ms: the dedup window of deduplicating targets in the simulator
+SEND_TIMEOUT = 2_000  # ms: the kernel's send timeout (sim.tiers.TIMING), also the delivery bound
 _CRASH_ONLY = ("crash_delay", "torn", "outage", "recoverers", "during_outage", "recrash")
 
 
@@ -55,8 +68,17 @@ class FaultPlan:
     lookup_lag: int | None = None  # override the queryable target's lookup lag (ms)
     net_latency: int = 40  # ms: base one-way latency
     net_jitter: int = 0  # ms: mean of the exponential extra latency
+    premises: str = "touched"  # "untouched": the decision relies only on facts it never moves
+    in_flight: str = "deadline"  # the target drops late requests | delivery is bounded | neither
+    breaks: str | None = None  # one of BREAKS: an assumption this world does not honour
 
     def __post_init__(self) -> None:
+        if self.premises not in PREMISES:
+            raise ValueError(f"unknown premises {self.premises!r} (known: {PREMISES})")
+        if self.in_flight not in IN_FLIGHT:
+            raise ValueError(f"unknown in_flight {self.in_flight!r} (known: {IN_FLIGHT})")
+        if self.breaks is not None and self.breaks not in BREAKS:
+            raise ValueError(f"unknown breaks {self.breaks!r} (known: {BREAKS})")
         for point in (self.crash, self.recrash):
             if point is not None and point not in CRASH_POINTS:
                 raise ValueError(f"unknown crash point {point!r} (known: {CRASH_POINTS})")
@@ -172,35 +194,68 @@ for _fault, _fails in {
     REFERENCE_FAILS[(_fault, "durable")] = _fails[1]
 
 
-def _events(rng: random.Random, p: float) -> tuple[str, ...]:
-    return tuple(e for e in WORLD_EVENTS if rng.random() < p)
+# Swarm testing: each case switches a random subset of fault kinds on, then draws the
+# parameters of the kinds that are on, shaped so that they take effect (a slow send that
+# lands after the restart, an outage past the dedup window while the effect is open...).
+SWARM = ("crash", "torn", "recrash", "two_recoverers", "late_recovery", "world_before",
+         "world_during", "duplicate", "conflicting", "redecide", "slow_send", "ack_lost",
+         "late_ack", "lookup_lag", "jitter", "untouched", "bounded")
 
 
-def plan_from_seed(seed: int) -> FaultPlan:
-    """A random plan: one ``random.Random(seed)``, every field drawn in a fixed order."""
+def _events(rng: random.Random, on: bool, p: float) -> tuple[str, ...]:
+    if not on:
+        return ()
+    events = tuple(e for e in WORLD_EVENTS if rng.random() < p)
+    return events or (rng.choice(WORLD_EVENTS),)
+
+
+def plan_from_seed(seed: int, world: str | None = None) -> FaultPlan:
+    """A random plan from one ``random.Random(seed)``: first the swarm (which kinds are on),
+    then every field in a fixed order. ``world`` (one of WORLDS) breaks one assumption:
+    "in_flight" sets in_flight="neither", the others set ``breaks``."""
     r = random.Random(seed)
-    crash = r.choice((None, None, None, "before_send", "sent", "sent", "after_apply",
-                      "after_ack"))
-    outage = r.choice((r.randint(50, 3_000), r.randint(3_000, 30_000),
-                       r.randint(DEDUP_WINDOW - 6_000, DEDUP_WINDOW + 30_000)))
+    on = {k for k in SWARM if r.random() < (0.75 if k == "crash" else 0.4)}
+    slow = "slow_send" in on
+    crash = None
+    if "crash" in on:
+        crash = "sent" if slow and r.random() < 0.6 else \
+            "after_ack" if "torn" in on and r.random() < 0.6 else r.choice(CRASH_POINTS[:4])
+    latency = r.randint(1, 200)
+    lag = r.randint(300, 900) if "lookup_lag" in on else None
+    slow_send = r.choice((r.randint(200, 2_600), r.randint(2_600, 8_000))) if slow else 0
+    if slow and lag is not None and r.random() < 0.6:  # lands so late that only the settle
+        slow_send = r.randint(SEND_TIMEOUT - lag - latency + 1,
+                              SEND_TIMEOUT - latency)  # margin hides it
+    if "late_recovery" in on:
+        outage = r.randint(DEDUP_WINDOW - 6_000, DEDUP_WINDOW + 30_000)
+    elif slow and crash == "sent":
+        outage = r.randint(50, max(60, slow_send - 100))  # restart before the slow send lands
+    else:
+        outage = r.choice((r.randint(50, 3_000), r.randint(3_000, 30_000)))
     return FaultPlan(
         name=f"random {seed}",
         crash=crash,
-        crash_delay=r.choice((0, r.randint(1, 3_000))) if crash == "sent" else 0,
-        torn=crash is not None and r.random() < 0.3,
+        crash_delay=r.choice((0, r.randint(1, 200), r.randint(1, 3_000))) if crash == "sent"
+        else 0,
+        torn="torn" in on and crash is not None,
         outage=outage,
-        recoverers=2 if r.random() < 0.15 else 1,
-        recrash=r.choice(CRASH_POINTS) if crash and r.random() < 0.2 else None,
-        before_dispatch=_events(r, 0.04),
-        during_outage=_events(r, 0.25) if crash else (),
-        duplicate_submits=r.choice((0, 0, 0, 0, 0, 0, 1, 2)),
+        recoverers=2 if "two_recoverers" in on else 1,
+        recrash=r.choice(CRASH_POINTS + ("recovering",) * 3) if "recrash" in on and crash
+        else None,
+        before_dispatch=_events(r, "world_before" in on, 0.3),
+        during_outage=_events(r, "world_during" in on and crash is not None, 0.4),
+        duplicate_submits=r.choice((1, 1, 2)) if "duplicate" in on else 0,
         duplicate_at=r.randint(0, 5_000),
-        conflicting_amount=r.choice((None,) * 9 + (25,)),
-        redecide_amount=r.choice((None, None, None, 30)),
-        slow_send=r.choice((0, 0, 0, 0, 0, r.randint(200, 2_600), r.randint(2_600, 8_000))),
-        ack_lost=r.random() < 0.08,
-        late_ack=r.choice((0,) * 9 + (r.randint(500, 4_000),)),
-        lookup_lag=r.choice((None, r.randint(0, 900))),
-        net_latency=r.randint(1, 200),
-        net_jitter=r.choice((0, r.randint(1, 150))),
+        conflicting_amount=25 if "conflicting" in on else None,
+        redecide_amount=30 if "redecide" in on else None,
+        slow_send=slow_send,
+        ack_lost="ack_lost" in on,
+        late_ack=r.randint(500, 4_000) if "late_ack" in on else 0,
+        lookup_lag=lag,
+        net_latency=latency,
+        net_jitter=r.randint(1, 150) if "jitter" in on else 0,
+        premises="untouched" if "untouched" in on else "touched",
+        in_flight="neither" if world == "in_flight" else "bounded" if "bounded" in on
+        else "deadline",
+        breaks=world if world in BREAKS else None,
     )

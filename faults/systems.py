@@ -202,8 +202,7 @@ class KernelWorker:
         node = self.node
         if not node.alive:
             return []
-        if node.disk.length != self.chain.seq:
-            self.load()
+        self.refresh()
         try:
             commands = self.effects.apply(event, eid)
         except KernelError as exc:
@@ -234,9 +233,15 @@ class KernelWorker:
         sync = ", fsync" if fsync else ""
         return f"{kind} {extra}".strip() + sync
 
-    def state(self, eid: str) -> State | None:
-        if self.node.disk.length != self.chain.seq:
+    def refresh(self) -> None:
+        """Re-read the journal if another worker appended (the conditional append), unless
+        this world breaks that assumption."""
+        node = self.node
+        if node.disk.length != self.chain.seq and node.plan.breaks != "conditional_append":
             self.load()
+
+    def state(self, eid: str) -> State | None:
+        self.refresh()
         effect = self.effects.by_id.get(eid)
         return effect.state if effect is not None else None
 
@@ -261,6 +266,11 @@ class KernelWorker:
             else:
                 event = Recover(node.now, lease, facts, lookup)
                 lookup = None
+                if node.generation:
+                    seen = node.run.recoverers_seen.setdefault(eid, set())
+                    seen.add(node.index)
+                    if len(seen) > 1:
+                        node.run.took.add("two recoverers")  # a second recoverer overlapped
             for cmd in self.apply(event, eid):
                 kind = type(cmd)
                 if kind is Send:
@@ -268,9 +278,13 @@ class KernelWorker:
                         return
                     yield self.send(cmd)
                 elif kind is WaitUntil:
+                    if node.reach("recovering"):
+                        return
                     node.log("kernel", "wait", f"wait until {cmd.time} (claim in flight)")
                     yield node.wait_until(cmd.time)
                 elif kind is Query:
+                    if node.reach("recovering"):
+                        return
                     asked = node.now
                     found = yield node.query(eid)
                     if self.state(eid) in kernel.FINAL_STATES:
@@ -313,6 +327,11 @@ class KernelWorker:
 
 class Kernel:
     name = "kernel"
+
+    @staticmethod
+    def receipts(run: Any) -> list[dict[str, Any]]:
+        """What the kernel reports at the end: one receipt per effect of the durable journal."""
+        return [r.as_json() for r in kernel.receipts([e for e in run.disk.entries if e])]
 
     @staticmethod
     def worker(node: Any) -> KernelWorker:
@@ -359,8 +378,11 @@ class Kernel:
 
     @staticmethod
     def resume(node: Any, kw: KernelWorker, eid: str) -> Proc:
+        effect = kw.effects.by_id[eid]
+        if effect.claim_until <= node.now and node.reach("recovering"):
+            return  # nothing to wait out: the crash comes as recovery starts
         node.log("kernel", "recover", "recovery: effect open in the journal",
-                 state=kw.effects.by_id[eid].state.value)
+                 state=effect.state.value)
         yield from kw.advance(eid)
 
 

@@ -3,7 +3,8 @@
 Modules: ``identity`` (effect ids), ``model`` (states, capabilities, timing, leases,
 proposals), ``machine`` (the transition table, ``step``, ``replay``), ``recovery`` (the pure
 recovery decision), ``journal`` (format, hash chain, ``verify``), ``receipts``,
-``invariants`` (K1-K10 over a history) and ``oracle`` (``check`` and ``python -m kernel``).
+``invariants`` (K1-K10 over a history), ``oracle`` (``check`` and ``python -m kernel``) and
+``view`` (the journal-wide view of claims, budgets and plans; ``status``).
 No module here touches files, clocks, randomness, threads or sockets.
 """
 
@@ -16,6 +17,7 @@ from kernel.machine import (
     Alert,
     Append,
     Authorize,
+    Blocked,
     Command,
     Dispatch,
     Effect,
@@ -26,9 +28,12 @@ from kernel.machine import (
     Query,
     Recover,
     Reply,
+    Restore,
     Send,
     Surface,
     Transition,
+    Verification,
+    Verify,
     WaitUntil,
     edges,
     replay,
@@ -37,15 +42,20 @@ from kernel.machine import (
 from kernel.model import (
     FINAL_STATES,
     Capabilities,
+    Claim,
+    Coordination,
     Executed,
     Lease,
+    Plan,
     Proposal,
     State,
     Timing,
+    View,
     stale_premises,
 )
 from kernel.receipts import Receipt, receipt, receipts
 from kernel.recovery import Decision, Lookup, decide
+from kernel.view import Folder, fold, status
 
 __all__ = [
     "FINAL_STATES", "GENESIS", "TRANSITIONS", "Ack", "Alert", "Append", "Authorize",
@@ -55,6 +65,8 @@ __all__ = [
     "Send", "State", "Surface", "Timing", "Transition", "Verdict", "WaitUntil", "canonical",
     "decide", "edges", "effect_id", "payload_digest", "receipt", "receipts", "replay", "seal",
     "stale_premises", "step", "verify",
+    "Blocked", "Claim", "Coordination", "Folder", "Plan", "Restore", "Verification", "Verify",
+    "View", "fold", "status",
 ]
 
 from kernel import invariants, oracle  # noqa: E402  (they build on the names above)

@@ -1,29 +1,61 @@
-"""Invariants K1-K10 as predicates over a history, each returning anomalies with witnesses.
+"""Invariants K1-K10 judged from a journal and the target's record alone, written from DESIGN.md.
 
-A history is the verified journal entries plus, when known, what happened at the target:
-``{"op": "send", "effect_id", "attempt", "ts"}`` for each request that left a worker and
-``{"op": "apply", "effect_id", "ts", "payload_digest"}`` for each application (a request
-deduplicated or dropped by the target is not an apply). Witnesses are journal line numbers
-(``seq + 1``) and history indexes (``h0``, ``h1``, ...).
+How it works. This module is the oracle's independent layer: it imports nothing from the
+kernel (not the state machine, not the recovery decision, not the model's helpers), so a
+bug in the kernel's decision code cannot hide behind the same code here. It reads only
+primary observations: each entry's time, the proposal (payload, premises, lease id,
+capabilities, timing), the lease record of each check (id, expiry, revocation), the facts
+observed, lookup answers with the time they were asked, acks with their attempt, and the
+target's record. Every derived value (lease liveness, stale premises, deadlines, claims,
+first send time, the dedup window) is recomputed; a recorded flag can condemn an entry
+that admits a failed check, never excuse one.
 
-Some invariants need the target's record (K1-K7 about sends and applications); without it
-only what the journal itself can show is checked. K8 is ``journal.verify``. K9 (every
-DISPATCHED effect reaches a final state) is judged only for a ``complete`` history, one where
-recovery ran to the end. K10 (a valid proposal with a live lease and holding premises
-commits) is judged from the journal: a refusal must carry the evidence that justified it.
+Entries are grouped by effect in one pass; each effect is then judged in one pass over its
+entries and its target records, so the whole check is linear in the journal and history.
+The target's record is a list of ``{"op": "send", "effect_id", "attempt", "ts"}`` (a request
+left a worker) and ``{"op": "apply", "effect_id", "ts", "payload_digest"}`` (the target
+applied it). With ``complete`` the record is the target's whole record and recovery ran to
+the end: an application of an effect the journal never names is K1, an open dispatch K9.
+
+What each invariant checks here (t = the entry's time, or a send record's time):
+- K1: every send record has a DISPATCHED of its attempt at or before it; every application
+  follows the effect's first DISPATCHED; attempts are journaled 1, 2, 3; with ``complete``,
+  no application of an effect the journal never names.
+- K2: at most one application; a tier-3 effect is dispatched and sent once; a resend has an
+  open dedup window (first DISPATCHED + window - margin, and an in-flight bound) or a
+  "not found" asked after every earlier claim and before the resend; nothing after a final.
+- K3: the PROPOSED digest and id match its payload and key (when this module can spell them
+  canonically), a decision is proposed once, REJECTED names another payload, and every
+  application carries the recorded payload's digest.
+- K4: each dispatch and send is under the proposal's lease, not revoked, unexpired at t.
+- K5: each dispatch and send follows facts equal to every premise (JSON equality).
+- K6: no DISPATCHED or send before the claim of an earlier one (deadline, recomputed as
+  ts + send_timeout if later, plus settle_margin) expires.
+- K7: COMMITTED needs an ack of a dispatched (and sent) attempt or a positive lookup, and an
+  application no later than itself; REFUSED after a send needs a "not found" asked after the
+  claim; executed=false, executed=true (COMMITTED or settled by a LATE answer) must match the
+  record; AMBIGUOUS only after a send, where no lookup, open window or passing check could
+  settle it, with a reason the facts support; no lookup asked after its own entry.
+- K9 (``complete``): no effect left DISPATCHED. K10: a refusal's checks really failed, with
+  the reason naming a failed check.
+
+Witnesses are journal lines (``line N``, N = seq + 1) and history records (``hI``, the
+record's 0-based index); each explanation is one sentence naming them. Several violations
+of one kind for one effect are reported once, with how many more there were.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+import hashlib
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kernel.machine import proposal_of
-from kernel.model import Proposal
-
 Entry = Mapping[str, Any]
+Record = Mapping[str, Any]
+FINALS = ("COMMITTED", "REFUSED", "AMBIGUOUS")
+NEVER = 2**63  # a claim that never expires (the target states no in-flight bound)
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,177 +64,510 @@ class Violation:
     type: str
     explanation: str
     witnesses: tuple[str, ...] = ()
+    effect_id: str = ""
 
     def as_json(self) -> dict[str, Any]:
         return {"invariant": self.invariant, "type": self.type,
-                "explanation": self.explanation, "witnesses": list(self.witnesses)}
+                "explanation": self.explanation, "witnesses": list(self.witnesses),
+                "effect_id": self.effect_id}
+
+
+# ---------------------------------------------------------------- JSON, identity, facts
+
+
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True,
+                           allow_nan=False).encode
+
+
+def _plain(value: Any) -> bool:
+    """Values whose RFC 8785 form is Python's sorted compact json: no floats, safe ints,
+    keys in the Basic Multilingual Plane."""
+    if value is None or type(value) in (bool, str):
+        return True
+    if type(value) is int:
+        return abs(value) <= 2**53 - 1
+    if type(value) is list:
+        return all(_plain(v) for v in value)
+    if type(value) is dict:
+        return all(all(ord(c) < 0x10000 for c in k) and _plain(v) for k, v in value.items())
+    return False
+
+
+def digest_of(value: Any) -> str | None:
+    """SHA-256 of the canonical JSON of a plain value; None when this module cannot spell
+    it (floats, non-BMP keys): then the binding is left to the oracle's other layers."""
+    if not _plain(value):
+        return None
+    try:
+        return hashlib.sha256(_encode(value).encode("utf-8")).hexdigest()
+    except (UnicodeEncodeError, ValueError):
+        return None
+
+
+def same(a: Any, b: Any) -> bool:
+    """JSON equality: true is not 1, 1 is 1.0, objects compare member by member."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    return type(a) is type(b) and a == b
+
+
+# ---------------------------------------------------------------- one effect's record
 
 
 @dataclass(slots=True)
-class EffectHistory:
-    """Everything recorded about one effect, in order."""
+class Effect:
+    """What the journal and the target record say about one effect, in order."""
 
-    proposal: Proposal | None = None
+    eid: str
+    proposal: Entry | None = None
     entries: list[Entry] = field(default_factory=list)
-    sends: list[tuple[int, Mapping[str, Any]]] = field(default_factory=list)
-    applies: list[tuple[int, Mapping[str, Any]]] = field(default_factory=list)
-
-    def kinds(self, *kinds: str) -> list[Entry]:
-        return [e for e in self.entries if e["kind"] in kinds]
+    sends: list[tuple[int, Record]] = field(default_factory=list)
+    applies: list[tuple[int, Record]] = field(default_factory=list)
 
     @property
-    def final(self) -> Entry | None:
-        finals = self.kinds("COMMITTED", "REFUSED", "AMBIGUOUS")
-        return finals[0] if finals else None
+    def short(self) -> str:
+        return self.eid[:12]
+
+    def caps(self) -> Mapping[str, Any]:
+        return (self.proposal or {}).get("capabilities") or {}
+
+    def timing(self) -> Mapping[str, Any]:
+        return (self.proposal or {}).get("timing") or {}
+
+    def claim(self, sent_at: int, deadline: int, dispatched_at: int | None = None) -> int:
+        """Until when a send made at ``sent_at`` may still land, from the target's stated
+        in-flight bound: the deadline it honours, or its bounded delivery, plus the settle
+        margin. The deadline a request carries is recomputed from its DISPATCHED entry's time
+        (``dispatched_at``, the send time when not given); the recorded one can only extend
+        it. Bounded delivery counts from the send itself."""
+        caps, timing = self.caps(), self.timing()
+        settle = int(timing.get("settle_margin", 0))
+        issued = sent_at if dispatched_at is None else dispatched_at
+        bounds = []
+        if caps.get("honours_deadline", True):
+            bounds.append(max(deadline, issued + int(timing.get("send_timeout", 0))))
+        if type(caps.get("max_delivery_delay")) is int:
+            bounds.append(sent_at + caps["max_delivery_delay"])
+        return min(bounds) + settle if bounds else NEVER
+
+    def window_open(self, first_sent: int, now: int) -> bool:
+        """A same-key resend made now is surely still deduplicated (DESIGN.md: the window
+        minus a margin larger than send timeout plus settle margin)."""
+        caps, timing = self.caps(), self.timing()
+        if not caps.get("dedupes"):
+            return False
+        margin = max(int(timing.get("dedup_margin", 0)),
+                     int(timing.get("send_timeout", 0)) + int(timing.get("settle_margin", 0)))
+        return now < first_sent + int(caps.get("dedup_window", 0)) - margin
+
+    def lease_live(self, checks: Mapping[str, Any], at: int) -> bool:
+        lease = checks.get("lease") or {}
+        return (lease.get("id") == (self.proposal or {}).get("lease")
+                and lease.get("revoked") is False and type(lease.get("expires_at")) is int
+                and at < lease["expires_at"] and lease.get("live") is not False)
+
+    def stale(self, checks: Mapping[str, Any]) -> list[str]:
+        """Premises the recorded facts do not support, plus any the record itself admits."""
+        premises = (self.proposal or {}).get("premises") or {}
+        facts = checks.get("facts") or {}
+        out = [k for k, v in premises.items() if k not in facts or not same(facts[k], v)]
+        admitted = checks.get("stale") or []
+        return sorted(set(out) | {s for s in admitted if isinstance(s, str)})
+
+    def tier(self) -> int:
+        caps = self.caps()
+        return 1 if caps.get("dedupes") else 2 if caps.get("queryable") else 3
+
+    def bounded(self) -> bool:
+        """The target states an in-flight bound (today's journals: it honours deadlines)."""
+        return self.claim(0, 0) < NEVER
+
+    def lookups_prove_absence(self) -> bool:
+        """A "not found" is evidence only at a queryable target whose settle margin exceeds
+        its lookup lag and which states an in-flight bound."""
+        caps = self.caps()
+        settle = int(self.timing().get("settle_margin", 0))
+        return bool(caps.get("queryable")) and settle > int(caps.get("lookup_lag", 0)) \
+            and self.bounded()
 
 
-def _line(entry: Entry) -> str:
-    return f"line {entry['seq'] + 1}"
+def line(entry: Entry) -> str:
+    return f"line {int(entry['seq']) + 1}"
 
 
-def group(entries: Iterable[Entry], history: Sequence[Mapping[str, Any]] | None
-          ) -> dict[str, EffectHistory]:
-    effects: dict[str, EffectHistory] = defaultdict(EffectHistory)
+def group(entries: Iterable[Entry], history: Sequence[Record] | None) -> dict[str, Effect]:
+    effects: dict[str, Effect] = {}
     for entry in entries:
-        fx = effects[entry["effect_id"]]
+        eid = entry["effect_id"]
+        fx = effects.get(eid)
+        if fx is None:
+            fx = effects[eid] = Effect(eid)
         if entry["kind"] == "PROPOSED" and fx.proposal is None:
-            fx.proposal = proposal_of(entry)
+            fx.proposal = entry
         fx.entries.append(entry)
     for i, record in enumerate(history or ()):
-        fx = effects[record["effect_id"]]
-        (fx.sends if record["op"] == "send" else fx.applies).append((i, record))
-    return dict(effects)
+        eid = record["effect_id"]
+        fx = effects.get(eid)
+        if fx is None:
+            fx = effects[eid] = Effect(eid)
+        (fx.sends if record.get("op", "apply") == "send" else fx.applies).append((i, record))
+    return effects
 
 
-def _dispatch_for(fx: EffectHistory, attempt: int) -> Entry | None:
-    for entry in fx.kinds("DISPATCHED"):
-        if entry["attempt"] == attempt:
-            return entry
-    return None
+class Report:
+    """Collects violations: the first of each (effect, type) with a count of the rest."""
+
+    def __init__(self) -> None:
+        self.first: dict[tuple[str, str], Violation] = {}
+        self.more: dict[tuple[str, str], int] = {}
+
+    def add(self, fx: Effect, invariant: str, kind: str, explanation: str,
+            *witnesses: str) -> None:
+        key = (fx.eid, kind)
+        if key in self.first:
+            self.more[key] = self.more.get(key, 0) + 1
+            return
+        self.first[key] = Violation(invariant, kind, explanation, witnesses, fx.eid)
+
+    def violations(self) -> list[Violation]:
+        out = []
+        for key, v in self.first.items():
+            n = self.more.get(key, 0)
+            if n:
+                v = Violation(v.invariant, v.type, f"{v.explanation[:-1]} ({n} more like it).",
+                              v.witnesses, v.effect_id)
+            out.append(v)
+        return out
 
 
-def check_sends(eid: str, fx: EffectHistory) -> list[Violation]:
-    """K1 write-ahead, K4 lease at send, K5 premises at send, K6 no self-race."""
-    out: list[Violation] = []
-    previous_claim: int | None = None
-    for i, send in fx.sends:
-        d = _dispatch_for(fx, send["attempt"])
-        if d is None or d["ts"] > send["ts"]:
-            out.append(Violation("K1", "send_without_intent",
-                                 f"effect {eid[:12]} attempt {send['attempt']} was sent with no "
-                                 f"earlier durable DISPATCHED entry", (f"h{i}",)))
-            continue
-        lease = d["checks"]["lease"]
-        if not lease["live"] or lease["revoked"] or lease["expires_at"] <= send["ts"]:
-            out.append(Violation("K4", "send_without_authority",
-                                 f"effect {eid[:12]} attempt {send['attempt']} was sent under "
-                                 f"a lease that was not live", (_line(d), f"h{i}")))
-        if d["checks"]["stale"]:
-            out.append(Violation("K5", "send_on_stale_premise",
-                                 f"effect {eid[:12]} attempt {send['attempt']} was sent although "
-                                 f"premises {d['checks']['stale']} were stale",
-                                 (_line(d), f"h{i}")))
-        if previous_claim is not None and send["ts"] < previous_claim:
-            out.append(Violation("K6", "self_race",
-                                 f"effect {eid[:12]} attempt {send['attempt']} was sent at "
-                                 f"{send['ts']} while the previous send could still land (claim "
-                                 f"until {previous_claim})", (_line(d), f"h{i}")))
-        previous_claim = d["claim_until"]
-    return out
+# ---------------------------------------------------------------- the journal, effect by effect
 
 
-def check_applies(eid: str, fx: EffectHistory) -> list[Violation]:
-    """K2 at most once, K3 payload binding, K7 honest outcomes against the target."""
-    out: list[Violation] = []
-    tier = fx.proposal.capabilities.tier if fx.proposal else 0
-    witnesses = tuple(f"h{i}" for i, _ in fx.applies)
-    if len(fx.applies) > 1:
-        out.append(Violation("K2", "applied_twice",
-                             f"effect {eid[:12]} was applied {len(fx.applies)} times",
-                             witnesses))
-    if tier == 3 and len(fx.sends) > 1:
-        out.append(Violation("K2", "tier3_resent",
-                             f"effect {eid[:12]} at a tier-3 target was sent {len(fx.sends)} "
-                             f"times", tuple(f"h{i}" for i, _ in fx.sends)))
-    if fx.proposal is not None:
-        for i, a in fx.applies:
-            if a.get("payload_digest") not in (None, fx.proposal.payload_digest):
-                out.append(Violation("K3", "payload_not_bound",
-                                     f"effect {eid[:12]} was applied with a payload other than "
-                                     f"the one first recorded", (f"h{i}",)))
-    final = fx.final
-    if final is not None and final["kind"] == "COMMITTED" and not fx.applies:
-        out.append(Violation("K7", "committed_not_applied",
-                             f"effect {eid[:12]} is COMMITTED but the target never applied it",
-                             (_line(final),)))
-    if final is not None and final["kind"] == "REFUSED" and fx.applies:
-        out.append(Violation("K7", "refused_but_applied",
-                             f"effect {eid[:12]} is REFUSED with executed=false but the target "
-                             f"applied it", (_line(final), *witnesses)))
-    return out
+@dataclass(slots=True)
+class Walk:
+    """What one pass over an effect's entries learnt, for the target-record checks."""
+
+    dispatched: dict[int, Entry] = field(default_factory=dict)
+    first_sent: int | None = None
+    claim: int = 0  # the latest claim of any send journaled so far
+    last_attempt: int = 0
+    final: Entry | None = None
+    settled: Entry | None = None  # a LATE confirmation of an AMBIGUOUS effect
 
 
-def check_journal(eid: str, fx: EffectHistory, complete: bool) -> list[Violation]:
-    """What the journal alone must show: K3, K7 (AMBIGUOUS only where nothing could help),
-    K9 when the history is complete, K10 refusals with evidence, and tier-3 resends (K2)."""
-    out: list[Violation] = []
+def _negative_lookup(fx: Effect, walk: Walk, entry: Entry) -> bool:
+    """The entry carries a lookup that proves the effect absent when it was decided."""
+    lookup = entry.get("lookup") or {}
+    return (lookup.get("found") is False and fx.lookups_prove_absence()
+            and walk.claim <= int(lookup.get("asked_at", -1)) <= int(entry["ts"]))
+
+
+def _proposed(fx: Effect, walk: Walk, e: Entry, out: Report) -> None:
+    if e is not fx.proposal:
+        same_payload = e.get("payload_digest") == fx.proposal.get("payload_digest") \
+            if fx.proposal else False
+        out.add(fx, "K3", "proposed_twice" if same_payload else "decision_rewritten",
+                f"{line(e)}: effect {fx.short} is proposed a second time"
+                + ("" if same_payload else " with another payload") + ".", line(e))
+        return
+    wanted = digest_of(e.get("payload"))
+    if wanted is not None and wanted != e.get("payload_digest"):
+        out.add(fx, "K3", "payload_digest_mismatch", f"{line(e)}: the recorded payload_digest "
+                f"of effect {fx.short} is not the digest of its payload.", line(e))
+    key = e.get("payload") if e.get("key") is None else e.get("key")
+    named = digest_of(key)
+    if named is not None and named != fx.eid:
+        out.add(fx, "K3", "identity_mismatch", f"{line(e)}: effect id {fx.short} is not the "
+                f"digest of its decision key (or payload).", line(e))
+
+
+def _dispatched(fx: Effect, walk: Walk, e: Entry, out: Report) -> None:
+    ts, attempt, checks = int(e["ts"]), e.get("attempt"), e.get("checks") or {}
+    where = f"{line(e)}: effect {fx.short} attempt {attempt}"
+    if walk.final is not None:
+        out.add(fx, "K2", "dispatched_after_final", f"{where} is dispatched after its final "
+                f"entry {line(walk.final)}.", line(e), line(walk.final))
+    if attempt != walk.last_attempt + 1:
+        out.add(fx, "K1", "attempt_out_of_order", f"{where} follows attempt "
+                f"{walk.last_attempt}: attempts are numbered 1, 2, 3 as they are sent.", line(e))
+    if not fx.lease_live(checks, ts):
+        out.add(fx, "K4", "dispatched_without_authority", f"{where} is dispatched at {ts} under "
+                f"a lease its own record shows not live then (or another lease).", line(e))
+    stale = fx.stale(checks)
+    if stale:
+        out.add(fx, "K5", "dispatched_on_stale_premise", f"{where} is dispatched although the "
+                f"recorded facts do not support premise(s) {', '.join(stale)}.", line(e))
+    if walk.dispatched:
+        _resend(fx, walk, e, out)
+    walk.dispatched.setdefault(int(attempt or 0), e)
+    walk.last_attempt = max(walk.last_attempt, int(attempt or 0))
+    if walk.first_sent is None:
+        walk.first_sent = ts
+    walk.claim = max(walk.claim, fx.claim(ts, int(e.get("deadline", 0))))
+
+
+def _resend(fx: Effect, walk: Walk, e: Entry, out: Report) -> None:
+    ts, where = int(e["ts"]), f"{line(e)}: effect {fx.short} attempt {e.get('attempt')}"
+    if ts < walk.claim:
+        out.add(fx, "K6", "resent_inside_claim", f"{where} is resent at {ts} while an earlier "
+                f"send may still land (its claim runs until {walk.claim}).", line(e))
+    if fx.tier() == 3:
+        out.add(fx, "K2", "tier3_resent", f"{where} is a resend at a target that can neither "
+                f"deduplicate nor be looked up.", line(e))
+        return
+    assert walk.first_sent is not None
+    same_key = fx.window_open(walk.first_sent, ts) and fx.bounded()
+    if not (same_key or _negative_lookup(fx, walk, e)):
+        out.add(fx, "K2", "resend_unsafe", f"{where} is resent at {ts} with neither an open "
+                f"dedup window (first send {walk.first_sent}) nor a lookup proving it absent "
+                f"after the claim.", line(e))
+
+
+def _committed(fx: Effect, walk: Walk, e: Entry, out: Report) -> None:
+    where = f"{line(e)}: effect {fx.short}"
+    if not walk.dispatched:
+        out.add(fx, "K7", "committed_never_sent", f"{where} is COMMITTED but was never "
+                f"dispatched.", line(e))
+    elif e.get("via") == "ack" and e.get("attempt") not in walk.dispatched:
+        out.add(fx, "K7", "ack_of_unsent_attempt", f"{where} is COMMITTED by an ack of "
+                f"attempt {e.get('attempt')}, which was never dispatched.", line(e))
+    elif e.get("via") == "lookup" and not ((e.get("lookup") or {}).get("found") is True
+                                          and fx.caps().get("queryable")):
+        out.add(fx, "K7", "committed_without_lookup", f"{where} is COMMITTED via lookup "
+                f"without a lookup at a queryable target that found it.", line(e))
+
+
+def _reason_contradicts(fx: Effect, e: Entry) -> bool:
+    reason, checks, ts = str(e.get("reason", "")), e.get("checks"), int(e["ts"])
+    if checks is None:
+        return False
+    if reason.startswith("lease_dead") and fx.lease_live(checks, ts):
+        return True
+    return reason.startswith("premise_stale") and not fx.stale(checks)
+
+
+def _refused(fx: Effect, walk: Walk, e: Entry, out: Report) -> None:
+    checks, ts, where = e.get("checks"), int(e["ts"]), f"{line(e)}: effect {fx.short}"
+    for_a_check = str(e.get("reason", "")).startswith(("lease_dead", "premise_stale"))
+    if checks is None and for_a_check:
+        out.add(fx, "K10", "refused_without_cause", f"{where} is REFUSED for a failed check "
+                f"it does not record.", line(e))
+    elif checks is not None and fx.lease_live(checks, ts) and not fx.stale(checks):
+        out.add(fx, "K10", "refused_without_cause", f"{where} is REFUSED though its recorded "
+                f"lease was live and its premises held.", line(e))
+    elif _reason_contradicts(fx, e):
+        out.add(fx, "K10", "reason_contradicts_checks", f"{where} is REFUSED as "
+                f"'{e.get('reason')}', which its own recorded checks contradict.", line(e))
+    if not walk.dispatched and str(e.get("reason", "")).endswith("_at_recovery"):
+        out.add(fx, "K10", "recovery_reason_without_send", f"{where} is REFUSED as "
+                f"'{e.get('reason')}' although it was never dispatched.", line(e))
+    if walk.dispatched and e.get("executed", "false") == "false" \
+            and not _negative_lookup(fx, walk, e):
+        out.add(fx, "K7", "refused_without_proof", f"{where} is REFUSED (executed=false) after "
+                f"a send without a lookup, asked after the claim, proving it absent.", line(e))
+
+
+def _ambiguous(fx: Effect, walk: Walk, e: Entry, out: Report) -> None:
+    where, caps = f"{line(e)}: effect {fx.short}", fx.caps()
+    if not walk.dispatched:
+        out.add(fx, "K7", "ambiguous_never_sent", f"{where} is AMBIGUOUS but was never sent, "
+                f"so it is provably not applied.", line(e))
+        return
+    if fx.lookups_prove_absence() or (e.get("lookup") or {}).get("found") is True:
+        out.add(fx, "K7", "needless_ambiguity", f"{where} ended AMBIGUOUS although its target "
+                f"can be looked up.", line(e))
+    elif _resend_was_safe(fx, walk, e):
+        out.add(fx, "K7", "needless_ambiguity", f"{where} ended AMBIGUOUS inside its dedup "
+                f"window with a live lease and holding premises: a resend was safe.", line(e))
+    if _ambiguity_reason_wrong(fx, walk, e, caps):
+        out.add(fx, "K7", "ambiguity_reason_contradicts", f"{where} is AMBIGUOUS as "
+                f"'{e.get('reason')}', which the recorded facts contradict.", line(e))
+
+
+def _resend_was_safe(fx: Effect, walk: Walk, e: Entry) -> bool:
+    checks, ts = e.get("checks"), int(e["ts"])
+    if walk.first_sent is None or not fx.window_open(walk.first_sent, ts) or ts < walk.claim:
+        return False
+    if not fx.bounded():  # a late landing could outlast the window: no resend was safe
+        return False
+    return checks is None or (fx.lease_live(checks, ts) and not fx.stale(checks))
+
+
+def _ambiguity_reason_wrong(fx: Effect, walk: Walk, e: Entry, caps: Mapping[str, Any]) -> bool:
+    reason = str(e.get("reason", ""))
+    if reason == "no_dedup_no_lookup":
+        return bool(caps.get("dedupes"))
+    if reason == "dedup_window_expired_no_lookup":
+        return not caps.get("dedupes") or fx.window_open(walk.first_sent or 0, int(e["ts"]))
+    return _reason_contradicts(fx, e)
+
+
+def _late(fx: Effect, walk: Walk, e: Entry, out: Report) -> None:
+    where, final = f"{line(e)}: effect {fx.short}", walk.final
+    if final is None:
+        out.add(fx, "K7", "late_before_final", f"{where} records a late answer before any "
+                f"final entry.", line(e))
+        return
+    if e.get("answer") == "ack" and e.get("attempt") not in walk.dispatched:
+        out.add(fx, "K7", "ack_of_unsent_attempt", f"{where} records an ack of attempt "
+                f"{e.get('attempt')}, which was never dispatched.", line(e))
+    confirms = e.get("answer") == "ack" or e.get("found") is True
+    if confirms and final["kind"] == "REFUSED" and final.get("executed", "false") == "false":
+        out.add(fx, "K7", "refused_but_confirmed", f"{where}: the target confirmed an effect "
+                f"REFUSED as never applied at {line(final)}.", line(final), line(e))
+    if confirms and final["kind"] == "AMBIGUOUS" and walk.settled is None:
+        walk.settled = e
+    asked = e.get("asked_at")
+    if e.get("found") is False and final["kind"] == "COMMITTED" and type(asked) is int \
+            and asked >= walk.claim and fx.lookups_prove_absence():
+        out.add(fx, "K7", "committed_but_not_found", f"{where}: a lookup asked after every "
+                f"claim did not find an effect COMMITTED at {line(final)}.", line(final), line(e))
+
+
+def _rejected(fx: Effect, walk: Walk, e: Entry, out: Report) -> None:
+    if fx.proposal is not None and e.get("payload_digest") == fx.proposal.get("payload_digest"):
+        out.add(fx, "K3", "rejected_own_payload", f"{line(e)}: effect {fx.short} rejects as "
+                f"conflicting the very payload it was proposed with.", line(e))
+
+
+STEPS = {"PROPOSED": _proposed, "DISPATCHED": _dispatched, "COMMITTED": _committed,
+         "REFUSED": _refused, "AMBIGUOUS": _ambiguous, "LATE": _late, "REJECTED": _rejected}
+
+
+def walk_journal(fx: Effect, out: Report, complete: bool) -> Walk:
+    walk = Walk()
     if fx.proposal is None:
-        return [Violation("K3", "no_decision", f"effect {eid[:12]} has entries but no PROPOSED",
-                          (_line(fx.entries[0]),))]
-    caps = fx.proposal.capabilities
-    dispatches = fx.kinds("DISPATCHED")
-    if caps.tier == 3 and len(dispatches) > 1:
-        out.append(Violation("K2", "tier3_resent", f"effect {eid[:12]} at a tier-3 target was "
-                             f"dispatched again at recovery", (_line(dispatches[1]),)))
-    for d in dispatches:
-        if not d["checks"]["lease"]["live"] or d["checks"]["stale"]:
-            out.append(Violation("K4" if not d["checks"]["lease"]["live"] else "K5",
-                                 "dispatch_failed_checks",
-                                 f"effect {eid[:12]} was dispatched although its checks failed",
-                                 (_line(d),)))
-    final = fx.final
-    if final is not None and final["kind"] == "AMBIGUOUS" and caps.queryable:
-        out.append(Violation("K7", "needless_ambiguity",
-                             f"effect {eid[:12]} ended AMBIGUOUS although its target can be "
-                             f"looked up", (_line(final),)))
-    if final is not None and final["kind"] == "REFUSED":
-        checks = final.get("checks") or {}
-        lease_live = checks.get("lease", {}).get("live", True)
-        if lease_live and not checks.get("stale"):
-            out.append(Violation("K10", "refused_without_cause",
-                                 f"effect {eid[:12]} was REFUSED though its lease was live and "
-                                 f"its premises held", (_line(final),)))
-        proof = (final.get("lookup") or {}).get("found")
-        if final["reason"].endswith("_at_recovery") and proof is not False:
-            out.append(Violation("K7", "refused_without_proof",
-                                 f"effect {eid[:12]} was REFUSED at recovery without a lookup "
-                                 f"proving it absent", (_line(final),)))
-    claim_until = dispatches[-1]["claim_until"] if dispatches else 0
-    for late in fx.kinds("LATE"):
-        confirms = late["answer"] == "ack" or late.get("found") is True
-        denies = late.get("found") is False and late.get("asked_at", -1) >= claim_until
-        if final is not None and final["kind"] == "REFUSED" and confirms:
-            out.append(Violation("K7", "refused_but_confirmed",
-                                 f"effect {eid[:12]} was REFUSED as never applied, but the "
-                                 f"target later confirmed it", (_line(final), _line(late))))
-        if final is not None and final["kind"] == "COMMITTED" and denies:
-            out.append(Violation("K7", "committed_but_not_found",
-                                 f"effect {eid[:12]} was COMMITTED, but a later lookup did "
-                                 f"not find it", (_line(final), _line(late))))
-    if complete and dispatches and final is None:
-        out.append(Violation("K9", "unresolved", f"effect {eid[:12]} was DISPATCHED and never "
-                             f"reached a final state", (_line(dispatches[-1]),)))
-    return out
+        out.add(fx, "K3", "no_decision", f"{line(fx.entries[0])}: effect {fx.short} has "
+                f"entries but no PROPOSED decision.", line(fx.entries[0]))
+        return walk
+    for e in fx.entries:
+        lookup = e.get("lookup")
+        asked = e.get("asked_at") if lookup is None else lookup.get("asked_at")
+        if type(asked) is int and asked > int(e["ts"]):
+            out.add(fx, "K7", "lookup_from_the_future", f"{line(e)}: effect {fx.short} cites "
+                    f"a lookup asked at {asked}, after the entry itself ({e['ts']}).", line(e))
+        step = STEPS.get(e["kind"])
+        if step is not None:
+            step(fx, walk, e, out)
+        if e["kind"] in FINALS and walk.final is None:
+            walk.final = e
+    if complete and walk.dispatched and walk.final is None:
+        last = walk.dispatched[walk.last_attempt] if walk.last_attempt in walk.dispatched \
+            else fx.entries[-1]
+        out.add(fx, "K9", "unresolved", f"{line(last)}: effect {fx.short} was DISPATCHED and "
+                f"never reached a final state.", line(last))
+    return walk
 
 
-def check(entries: Sequence[Entry], history: Sequence[Mapping[str, Any]] | None = None,
+# ---------------------------------------------------------------- the target's record
+
+
+def check_sends(fx: Effect, walk: Walk, out: Report) -> None:
+    """K1 write-ahead, K4 lease at send, K5 premises at send, K6 no self-race, K2 at tier 3."""
+    claim, sent = 0, set()
+    for i, s in sorted(fx.sends, key=lambda pair: int(pair[1].get("ts", 0))):
+        ts, attempt, h = int(s.get("ts", 0)), s.get("attempt"), f"h{i}"
+        d = walk.dispatched.get(attempt) if type(attempt) is int else None
+        where = f"history record {h}: effect {fx.short} attempt {attempt} sent at {ts}"
+        if d is None or int(d["ts"]) > ts:
+            out.add(fx, "K1", "send_without_intent", f"{where} has no DISPATCHED entry of "
+                    f"that attempt at or before it.", h)
+        elif ts < claim:
+            out.add(fx, "K6", "self_race", f"{where} may race an earlier send still in flight "
+                    f"(claim until {claim}, DISPATCHED at {line(d)}).", line(d), h)
+        elif attempt in sent:
+            out.add(fx, "K1", "send_repeated", f"{where} repeats a send of that attempt with "
+                    f"no DISPATCHED of its own.", line(d), h)
+        else:
+            checks = d.get("checks") or {}
+            if not fx.lease_live(checks, ts):
+                out.add(fx, "K4", "send_without_authority", f"{where} left under a lease not "
+                        f"live at that moment (lease record at {line(d)}).", line(d), h)
+            stale = fx.stale(checks)
+            if stale:
+                out.add(fx, "K5", "send_on_stale_premise", f"{where} left although premise(s) "
+                        f"{', '.join(stale)} were not supported (checks at {line(d)}).",
+                        line(d), h)
+        sent.add(attempt)
+        if d is not None:
+            claim = max(claim, fx.claim(ts, int(d.get("deadline", 0)), int(d["ts"])))
+    if fx.proposal is not None and fx.tier() == 3 and len(fx.sends) > 1:
+        out.add(fx, "K2", "tier3_resent", f"history record h{fx.sends[1][0]}: effect "
+                f"{fx.short} at a tier-3 target was sent {len(fx.sends)} times.",
+                *(f"h{i}" for i, _ in fx.sends[:2]))
+
+
+def check_applies(fx: Effect, walk: Walk, out: Report, complete: bool) -> None:
+    """K1 (applications), K2 at most once, K3 payload binding, K7 receipts vs the record."""
+    if len(fx.applies) > 1:
+        out.add(fx, "K2", "applied_twice", f"history record h{fx.applies[1][0]}: effect "
+                f"{fx.short} was applied {len(fx.applies)} times.",
+                *(f"h{i}" for i, _ in fx.applies))
+    bound = (fx.proposal or {}).get("payload_digest")
+    for i, a in fx.applies:
+        where = f"history record h{i}: effect {fx.short}"
+        if not fx.entries:
+            if complete:
+                out.add(fx, "K1", "applied_unknown_effect", f"{where} was applied, but the "
+                        f"journal never names it.", f"h{i}")
+            continue
+        ts = a.get("ts")
+        if type(ts) is int and (walk.first_sent is None or walk.first_sent > ts):
+            out.add(fx, "K1", "applied_without_intent", f"{where} was applied at {ts} with no "
+                    f"earlier durable DISPATCHED of that effect.", f"h{i}")
+        digest = a.get("payload_digest")
+        if bound is not None and digest is not None and digest != bound:
+            out.add(fx, "K3", "payload_not_bound", f"{where} was applied with a payload other "
+                    f"than the one first recorded.", f"h{i}")
+    _receipts_against_record(fx, walk, out)
+
+
+def _receipts_against_record(fx: Effect, walk: Walk, out: Report) -> None:
+    final, witnesses = walk.final, tuple(f"h{i}" for i, _ in fx.applies)
+    if final is None:
+        return
+    if final["kind"] == "COMMITTED":
+        _committed_against_record(fx, final, out)
+    if final["kind"] == "REFUSED" and final.get("executed", "false") == "false" \
+            and fx.applies:
+        out.add(fx, "K7", "refused_but_applied", f"{line(final)}: effect {fx.short} is REFUSED "
+                f"with executed=false but the target applied it.", line(final), *witnesses)
+    if walk.settled is not None and not fx.applies:
+        out.add(fx, "K7", "settled_not_applied", f"{line(walk.settled)}: a late answer settles "
+                f"effect {fx.short} as executed, but the target never applied it.",
+                line(walk.settled))
+
+
+def _committed_against_record(fx: Effect, final: Entry, out: Report) -> None:
+    where = f"{line(final)}: effect {fx.short}"
+    times = [int(a["ts"]) for _, a in fx.applies if type(a.get("ts")) is int]
+    attempt = final.get("attempt")
+    if not fx.applies:
+        out.add(fx, "K7", "committed_not_applied", f"{where} is COMMITTED but the target never "
+                f"applied it.", line(final))
+    elif times and len(times) == len(fx.applies) and min(times) > int(final["ts"]):
+        out.add(fx, "K7", "committed_before_applied", f"{where} is COMMITTED at {final['ts']}, "
+                f"before the target first applied it (h{fx.applies[0][0]}).", line(final),
+                f"h{fx.applies[0][0]}")
+    if final.get("via") == "ack" and fx.sends and all(s.get("attempt") != attempt
+                                                      for _, s in fx.sends):
+        out.add(fx, "K7", "acked_attempt_never_sent", f"{where} is COMMITTED by an ack of "
+                f"attempt {attempt}, which the target's record never shows sent.", line(final))
+
+
+def check(entries: Sequence[Entry], history: Sequence[Record] | None = None,
           complete: bool = False) -> list[Violation]:
-    """All invariant violations of a verified journal and an optional target history."""
-    out: list[Violation] = []
-    for eid, fx in group(entries, history).items():
-        if fx.entries:
-            out.extend(check_journal(eid, fx, complete))
+    """Every invariant violation of a verified journal and an optional target record."""
+    out = Report()
+    for fx in group(entries, history).values():
+        walk = walk_journal(fx, out, complete) if fx.entries else Walk()
         if history is not None:
-            out.extend(check_sends(eid, fx))
-            out.extend(check_applies(eid, fx))
-    return out
+            check_sends(fx, walk, out)
+            check_applies(fx, walk, out, complete)
+    return out.violations()

@@ -1,4 +1,5 @@
-"""Values the kernel reasons about: states, target capabilities, timing, leases, proposals.
+"""Values the kernel reasons about: states, target capabilities, timing, leases, proposals,
+and the coordination of several units (claims, shared budgets, plan versions, verification).
 
 Everything here is immutable. Time is an integer (milliseconds in the simulator); the kernel
 never reads a clock, it is told the time inside each event.
@@ -19,6 +20,7 @@ class State(StrEnum):
     PROPOSED = "PROPOSED"
     AUTHORIZED = "AUTHORIZED"
     DISPATCHED = "DISPATCHED"
+    LANDED = "LANDED"  # applied at a target that requires verification; not yet verified
     COMMITTED = "COMMITTED"
     REFUSED = "REFUSED"
     AMBIGUOUS = "AMBIGUOUS"
@@ -127,6 +129,7 @@ class Proposal:
     timing: Timing = field(default_factory=Timing)
     key: JSON = None
     target: str = "target"
+    coordination: Coordination | None = None
     effect_id: str = field(init=False)
     payload_digest: str = field(init=False)
     premise_names: tuple[str, ...] = field(init=False, repr=False, compare=False)
@@ -144,6 +147,88 @@ class Proposal:
         object.__setattr__(self, "premise_names", tuple(sorted(self.premises)))
         object.__setattr__(self, "recorded_setup",
                            (self.capabilities.as_json(), self.timing.as_json()))
+
+
+@dataclass(frozen=True, slots=True)
+class Coordination:
+    """What a unit of work takes part in beside its effect (DESIGN.md section 8).
+
+    ``writes``: the items it claims (files, symbols, any key a target names) for ``ttl`` ms
+    of journal time from its admission; ``reads``: items it relies on without claiming;
+    ``cost`` reserved against the shared budget ``budget`` whose cap is ``cap`` (the
+    smallest cap any unit declared for that budget holds); ``plan``/``plan_version``: the
+    plan it belongs to (a newer version revokes its authority); ``verify``: the target
+    requires a journaled passing verification before the effect commits.
+    """
+
+    writes: tuple[str, ...] = ()
+    reads: tuple[str, ...] = ()
+    ttl: int = 60_000
+    budget: str | None = None
+    cost: int = 0
+    cap: int = 0
+    plan: str | None = None
+    plan_version: int = 0
+    verify: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "writes", tuple(sorted(set(self.writes))))
+        object.__setattr__(self, "reads", tuple(sorted(set(self.reads) - set(self.writes))))
+        if self.ttl <= 0 or self.cost < 0 or self.cap < 0 or self.plan_version < 0:
+            raise ConfigError("ttl must be positive; cost, cap and plan_version not negative")
+        if self.budget is None and self.cost:
+            raise ConfigError("a cost needs the name of the budget it is reserved against")
+
+    def as_json(self) -> dict[str, Any]:
+        return {"writes": list(self.writes), "reads": list(self.reads), "ttl": self.ttl,
+                "budget": self.budget, "cost": self.cost, "cap": self.cap,
+                "plan": self.plan, "plan_version": self.plan_version, "verify": self.verify}
+
+    @classmethod
+    def from_json(cls, v: Mapping[str, Any]) -> Coordination:
+        return cls(writes=tuple(v["writes"]), reads=tuple(v["reads"]), ttl=v["ttl"],
+                   budget=v["budget"], cost=v["cost"], cap=v["cap"], plan=v["plan"],
+                   plan_version=v["plan_version"], verify=v["verify"])
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """A plan's current version as the control plane reports it at a decision point."""
+
+    id: str
+    version: int
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """A unit's hold on one item: its fencing token is the seq of its admission entry."""
+
+    item: str
+    effect_id: str
+    token: int
+    until: int
+
+    def live(self, now: int) -> bool:
+        return now < self.until
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """The journal-wide state admission needs, folded from the journal by ``kernel.view``.
+
+    ``claims``: item -> the last claim on it (live or expired: ask ``Claim.live``);
+    ``reserved``/``spent``: budget -> total cost reserved (admitted and not released) and
+    committed; ``caps``: budget -> the cap; ``plans``: plan -> the highest version any entry
+    recorded; ``moved``: units that were sent and not proven unapplied (their landing may
+    change what a reader relied on). Treat as read-only.
+    """
+
+    claims: Mapping[str, Claim] = field(default_factory=dict)
+    reserved: Mapping[str, int] = field(default_factory=dict)
+    spent: Mapping[str, int] = field(default_factory=dict)
+    caps: Mapping[str, int] = field(default_factory=dict)
+    plans: Mapping[str, int] = field(default_factory=dict)
+    moved: frozenset[str] = frozenset()
 
 
 _MISSING = object()  # a fact nobody observed: unequal to every JSON value

@@ -23,16 +23,20 @@ class Receipt:
     recorded: bool  # the final state is in the durable journal
     final: str | None  # COMMITTED | REFUSED | AMBIGUOUS, or None while still open
     reason: str | None
+    verified: str | None = None  # "passed" | "failed" | "could_not_run" where required
 
     def as_json(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        if self.verified is None:  # a target without verification: the receipt of old
+            del out["verified"]
+        return out
 
 
 def receipt(effect: Effect, recorded: bool) -> Receipt:
     return Receipt(effect_id=effect.effect_id, proposed=True, authorized=effect.authorized,
                    executed=effect.executed.value, recorded=recorded and effect.state.final,
                    final=effect.state.value if effect.state.final else None,
-                   reason=effect.reason)
+                   reason=effect.reason, verified=effect.verified)
 
 
 def receipts(entries: Iterable[Mapping[str, Any]]) -> list[Receipt]:

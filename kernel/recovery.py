@@ -20,6 +20,11 @@ The order is the design (DESIGN.md section 4), and each step has a reason code:
 
 Steps 4 and 5 both end AMBIGUOUS when they apply; checking 4 first only gives the more
 fundamental reason.
+
+The in-flight bound (DESIGN.md section 4): waiting out the claim proves nothing when the
+target states neither that it drops late requests nor that delivery is bounded (a
+capability ``bounds_in_flight`` that is false). Then a negative lookup is not evidence of
+absence and no resend is safe (``no_in_flight_bound``); a positive lookup still commits.
 """
 
 from __future__ import annotations
@@ -54,14 +59,22 @@ class Decision:
 def dedup_open(effect: Effect, now: int) -> bool:
     """Whether a resend made now would surely still be deduplicated by the target."""
     caps, timing = effect.proposal.capabilities, effect.proposal.timing
-    if not caps.dedupes or effect.first_sent_at is None:
-        return False
+    if not caps.dedupes or effect.first_sent_at is None or not in_flight_bounded(effect):
+        return False  # without an in-flight bound a late landing may outlive any window
     return now < effect.first_sent_at + caps.dedup_window - timing.dedup_margin
 
 
+def in_flight_bounded(effect: Effect) -> bool:
+    """Whether the target states an in-flight bound (targets that say nothing do)."""
+    return bool(getattr(effect.proposal.capabilities, "bounds_in_flight", True))
+
+
 def decide(effect: Effect, now: int, lease_live: bool, premises_hold: bool,
-           lookup: Lookup | None) -> Decision:
-    """The next recovery step for a DISPATCHED effect, given fresh observations."""
+           lookup: Lookup | None, failing: str | None = None) -> Decision:
+    """The next recovery step for a DISPATCHED effect, given fresh observations.
+
+    ``failing`` names the check that failed when it is not the lease or a premise (a
+    coordinated unit's plan, claim or read overlap); it becomes the reason's prefix."""
     if now < effect.claim_until:
         return Decision("wait", "claim_in_flight", effect.claim_until)
     caps = effect.proposal.capabilities
@@ -70,13 +83,16 @@ def decide(effect: Effect, now: int, lease_live: bool, premises_hold: bool,
         return Decision("query", "lookup_needed")
     if caps.queryable and lookup is not None and lookup.found:  # no lookup exists otherwise
         return Decision("commit", "found_by_lookup")
-    proven_absent = caps.queryable and lookup is not None
+    bounded = in_flight_bounded(effect)
+    proven_absent = caps.queryable and lookup is not None and bounded
     if not (dedupes or proven_absent):  # no capability left that could make a resend safe
+        if not bounded:
+            return Decision("ambiguous", "no_in_flight_bound")
         expired = caps.dedupes
         return Decision("ambiguous", "dedup_window_expired_no_lookup" if expired
                         else "no_dedup_no_lookup")
     if not (lease_live and premises_hold):
-        what = "lease_dead" if not lease_live else "premise_stale"
+        what = failing or ("lease_dead" if not lease_live else "premise_stale")
         if proven_absent:
             return Decision("refuse", f"{what}_at_recovery")
         return Decision("ambiguous", f"{what}_at_recovery_cannot_confirm")

@@ -18,12 +18,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from faults.plans import CATALOGUE, FaultPlan
+from faults.plans import CATALOGUE, WORLDS, FaultPlan
 from faults.systems import SYSTEM_NAMES
-from sim import fixed, report, trace
+from sim import fixed, parallel, report, trace
 from sim.tiers import TIER_NAMES
 
 DEFAULT_CASES = 2_000
+VIEWER_MAX_CASES = 100_000  # the viewer loads every case into the page: not for huge sweeps
 DEFAULT_SEED = 0
 
 
@@ -50,6 +51,20 @@ def parser() -> argparse.ArgumentParser:
                    help="first sweep seed; case i uses seed SEED+i (default 0)")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                    help="worker processes (default: all cores)")
+    p.add_argument("--executor", choices=("serial", "pool", "dask"), default="pool",
+                   help="how the sweep runs its seed ranges: in this process, a process pool "
+                        "of --jobs (default), or Dask (needs dask[distributed])")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="with --executor dask: a running scheduler (default: a local cluster "
+                        "of --jobs workers)")
+    p.add_argument("--mutants", action="store_true",
+                   help="run the sweep against each planted kernel bug (sim/mutants.py) and "
+                        "report the first failing seed, failing runs and which judge caught it")
+    p.add_argument("--mutant-cases", type=int, default=500, metavar="N",
+                   help="with --mutants: cases per planted bug (default 500)")
+    p.add_argument("--world", choices=WORLDS,
+                   help="with --replay: the assumption-breaking world the case ran in "
+                        "(results/assumptions.md)")
     p.add_argument("--out", default="results", help="output directory (default results)")
     p.add_argument("--viewer-out", metavar="FILE",
                    help="where to write the viewer's traces.js (default: viewer/traces.js "
@@ -77,6 +92,10 @@ def check(args: argparse.Namespace) -> None:
         raise UsageError(f"--cases must be 0 or more, not {args.cases}")
     if args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, not {args.jobs}")
+    if args.scheduler and args.executor != "dask":
+        raise UsageError("--scheduler needs --executor dask")
+    if args.mutant_cases < 1:
+        raise UsageError(f"--mutant-cases must be at least 1, not {args.mutant_cases}")
     chosen = [f for f in ("replay", "fault", "plan") if getattr(args, f) is not None]
     if len(chosen) > 1:
         raise UsageError("give only one of --replay SEED, --fault NAME, --plan JSON")
@@ -113,7 +132,7 @@ def replay(args: argparse.Namespace) -> int:
     elif args.plan is not None:
         doc = sweep.replay_plan(parse_plan(args.plan), args.seed, args.system, args.tier)
     else:
-        doc = sweep.replay(args.replay, args.system, args.tier)
+        doc = sweep.replay(args.replay, args.system, args.tier, args.world)
     print(trace.dumps(doc) if args.json else trace.timeline(doc), end="" if args.json else "\n")
     return 0 if doc["verdict"] == "ok" else 1
 
@@ -122,10 +141,17 @@ def say(msg: str) -> None:
     print(msg, flush=True)
 
 
-def generate(args: argparse.Namespace) -> int:
-    from sim import parallel
+def warm() -> None:
+    """Compile the spec once, here, before any worker forks (each tier's model)."""
+    from sim import judge
+    from sim.tiers import TIERS, TIMING
 
+    judge.warm(TIERS.values(), TIMING)
+
+
+def generate(args: argparse.Namespace) -> int:
     out = Path(args.out)
+    warm()
     say(f"run_all: seed={args.seed} cases={args.cases} jobs={args.jobs} out={args.out} "
         f"systems={','.join(SYSTEM_NAMES)} tiers={','.join(TIER_NAMES)} "
         f"faults={len(CATALOGUE)} fixed_seed={fixed.FIXED_SEED}")
@@ -150,7 +176,11 @@ def generate(args: argparse.Namespace) -> int:
             say(f"      KERNEL {r['verdict']} {r['reasons']} spec_valid={r['spec_valid']}: "
                 f"python run_all.py --fault '{r['fault']}' --system kernel --tier {r['tier']}")
         status = stages(args, out, pool, rows) or int(bool(bad or broken))
-    status = write_viewer_data(args, out) or status
+    if args.cases > VIEWER_MAX_CASES:
+        say(f"[5/5] viewer data skipped: {args.cases} cases is more than the viewer can load "
+            f"({VIEWER_MAX_CASES})")
+    else:
+        status = write_viewer_data(args, out) or status
     say(f"done: results in {args.out}/ (exit {status})")
     return status
 
@@ -169,11 +199,23 @@ def write_viewer_data(args: argparse.Namespace, out: Path) -> int:
 
 def stages(args: argparse.Namespace, out: Path, pool: Any, rows: list[dict[str, Any]]) -> int:
     """The sweep, the shrinker and the plots (filled in as they land)."""
-    from sim import plots, shrink, sweep
+    from sim import assumptions, coverage, plots, shrink, sweep
+    from sim.progress import Progress
 
     say(f"[2/5] sweep: {args.cases} cases x {len(SYSTEM_NAMES)} systems x "
-        f"{len(TIER_NAMES)} tiers")
-    summary = sweep.run(pool, args.seed, args.cases, out, say)
+        f"{len(TIER_NAMES)} tiers, executor {args.executor}")
+    progress = Progress(args.cases, say)
+    if args.executor == "dask":
+        with parallel.executor("dask", args.jobs, args.scheduler) as ex:
+            summary = sweep.run(ex, args.seed, args.cases, out, say, progress)
+    else:
+        ex = parallel.Local(pool, 1 if args.executor == "serial" else args.jobs)
+        summary = sweep.run(ex, args.seed, args.cases, out, say, progress)
+    for miss in coverage.misses(summary["coverage"]):
+        say(f"      coverage floor missed: {miss}")
+    say("      assumption-breaking worlds (kernel only)")
+    assumptions.run(parallel.Local(pool, args.jobs), out, say,
+                    min(assumptions.CASES, args.cases))
     stories = None
     if not args.no_shrink:
         say("[3/5] shrinker: smallest failing story per system")
@@ -191,8 +233,14 @@ def main(argv: list[str] | None = None) -> int:
         check(args)
         if args.replay is not None or args.fault is not None or args.plan is not None:
             return replay(args)
+        if args.mutants:
+            from sim import mutants
+            return mutants.main(args, say)
         return generate(args)
     except UsageError as exc:
+        print(f"run_all.py: error: {exc}", file=sys.stderr)
+        return 2
+    except parallel.Unavailable as exc:
         print(f"run_all.py: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

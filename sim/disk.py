@@ -34,8 +34,12 @@ class Disk:
     def text(self) -> str:
         return "".join(self.lines) + self.torn
 
-    def crash(self, rng: random.Random, torn: bool, writing: str | None) -> str:
-        """Lose what was never flushed; maybe leave a torn last line. Returns the torn text."""
+    def crash(self, rng: random.Random, torn: bool, writing: str | None,
+              fsync_lies: bool = False) -> str:
+        """Lose what was never flushed; maybe leave a torn last line. Returns the torn text.
+        ``fsync_lies``: the last fsync'd line is lost too (a broken assumption)."""
+        if fsync_lies:
+            self.durable = max(0, self.durable - 1)
         lost = self.lines[self.durable:]
         del self.lines[self.durable:]
         del self.entries[self.durable:]

@@ -2,37 +2,37 @@
 
 How it works. Every application the target made carries the request that caused it, and the
 request was stamped when it left the worker with the ground truth of that moment: was the
-lease live, did the decision's first premises still hold (its own refunds excluded). From
-these records alone: money refunded versus approved, duplicate applications of one
-decision, applications whose amount differs from the first decision (conflicting payloads),
-sends under a revoked lease or a stale premise. For the kernel, also: receipts that
-contradict the target, effects left unresolved, AMBIGUOUS outcomes, kernel alerts, and the
-verdict of the kernel's own oracle (``kernel.oracle.check``) over the journal and the
-target-side history. A run is ``ok`` when no violation is found; AMBIGUOUS and REFUSED are
-availability, not violations. A refund landing after the world moved, when its request had
-left under holding premises, is reported as ``world_race`` (nothing a worker can prevent).
+lease live, did the decision's premises still hold (its own refunds excluded). From these
+records alone, for every system: money refunded versus approved, duplicate applications of
+one decision, applications whose amount differs from the first decision (conflicting
+payloads), sends under a revoked lease or a stale premise, jobs never answered. For the
+kernel, ``sim.judge`` adds its three independent judges (ground truth against the receipts,
+the invariants, the spec). A run is ``ok`` when no violation is found; AMBIGUOUS and
+REFUSED are availability, not violations. A refund landing after the world moved, when its
+request had left under holding premises, is ``world_race`` (nothing a worker can prevent).
+
+Time to resolution is measured the same way for every system: from each job's submission
+until its caller can know the outcome (a final answer; for the kernel, a resubmission told
+"in flight" knows when the effect reaches its final state); the run's is the longest.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections import Counter
 from typing import Any
 
-import kernel
+from sim import judge
 
 VIOLATIONS = ("duplicate", "conflicting_applied", "revoked_lease_send", "stale_premise_send",
-              "dishonest_receipt", "unresolved", "kernel_alert", "driver_error", "oracle")
-
-try:  # imported once, up front: forked workers then all judge with the same oracle
-    _oracle_module: Any = importlib.import_module("kernel.oracle")
-except ImportError:  # the lead's oracle has not landed: keep our own measurements only
-    _oracle_module = None
-
-
-def oracle() -> Any:
-    """kernel.oracle if the lead has landed it, else None."""
-    return _oracle_module
+              "dishonest_receipt", "conflict_not_refused", "unresolved", "resent_t3",
+              "self_race", "invariants", "spec", "kernel_alert", "driver_error")
+# Harm kinds, as the plots and tables separate them.
+HARM = {"money": ("duplicate", "conflicting_applied"),
+        "authority": ("revoked_lease_send", "stale_premise_send"),
+        "dishonest": ("dishonest_receipt", "conflict_not_refused"),
+        "unresolved": ("unresolved",),
+        "protocol": ("resent_t3", "self_race", "invariants", "spec", "kernel_alert",
+                     "driver_error")}
 
 
 def applications(run: Any) -> dict[str, int]:
@@ -52,59 +52,25 @@ def applications(run: Any) -> dict[str, int]:
 
 
 def kernel_view(run: Any) -> dict[str, Any]:
-    """Journal, receipts and their honesty against the target, and the oracle's verdict."""
-    entries = run.disk.entries  # sealed with the lines on disk; the oracle re-verifies the text
-    receipts = kernel.receipts(entries)
-    applied = run.target.by_effect
-    dishonest = 0
-    for r in receipts:
-        landed = r.effect_id in applied
-        if (r.executed == "true" and not landed) or (r.executed == "false" and landed) \
-                or (r.final == "COMMITTED" and not landed):
-            dishonest += 1
-    finals = Counter(r.final for r in receipts)
-    rejected = sum(e["kind"] == "REJECTED" for e in entries)
-    view = {"entries": entries, "receipts": receipts, "dishonest": dishonest,
-            "unresolved": finals[None], "ambiguous": finals["AMBIGUOUS"],
-            "refused": finals["REFUSED"], "committed": finals["COMMITTED"], "rejected": rejected,
-            "resolution_ms": resolution(entries), "oracle": None}
-    check = oracle()
-    if check is not None:
-        view["oracle"] = oracle_verdict(check, run.disk.text(), run.history)
-    return view
+    """Journal, receipts, outcome counts and the independent judges' verdicts."""
+    entries = judge.entries_of(run)
+    finals = Counter(r["final"] for r in run.receipts)
+    verdict = judge.judge(run)
+    return {"entries": entries, "receipts": run.receipts, "unresolved": finals[None],
+            "ambiguous": finals["AMBIGUOUS"], "refused": finals["REFUSED"],
+            "committed": finals["COMMITTED"],
+            "rejected": sum(e["kind"] == "REJECTED" for e in entries), "judge": verdict}
 
 
-def oracle_verdict(module: Any, journal: str,
-                   history: list[dict[str, Any]]) -> dict[str, Any]:
-    try:
-        v = module.check(journal, history=history, complete=True)
-    except Exception as exc:  # noqa: BLE001 - an oracle crash is reported, not hidden
-        return {"valid": "unknown", "anomalies": [{"type": "oracle_error",
-                                                   "explanation": repr(exc)}]}
-    anomalies = []
-    for a in getattr(v, "anomalies", []):
-        get = a.get if isinstance(a, dict) else lambda k, a=a: getattr(a, k, None)
-        anomalies.append({k: _plain(get(k)) for k in ("type", "invariant", "explanation")}
-                         | {"witnesses": [_plain(w) for w in get("witnesses") or []]})
-    return {"valid": v.valid, "anomalies": anomalies}
-
-
-def _plain(value: Any) -> Any:
-    return value if value is None or isinstance(value, (str, int, bool)) else str(value)
-
-
-def resolution(entries: list[dict[str, Any]]) -> int | None:
-    """ms from each effect's proposal to its final entry; the longest; None if any is open."""
-    start: dict[str, int] = {}
-    end: dict[str, int] = {}
-    for e in entries:
-        if e["kind"] == "PROPOSED":
-            start.setdefault(e["effect_id"], e["ts"])
-        elif e["kind"] in ("COMMITTED", "REFUSED", "AMBIGUOUS"):
-            end.setdefault(e["effect_id"], e["ts"])
-    if not start or start.keys() - end.keys():
-        return None
-    return max(end[k] - start[k] for k in start)
+def resolution(run: Any, final_at: int | None) -> int | None:
+    """The longest time from a job's submission until its caller can know the outcome."""
+    longest = 0
+    for job in run.jobs:
+        known = job.done_at if job.done and job.outcome != "in_flight" else final_at
+        if known is None:
+            return None
+        longest = max(longest, known - job.at)
+    return longest
 
 
 def measure(run: Any) -> dict[str, Any]:
@@ -120,25 +86,40 @@ def measure(run: Any) -> dict[str, Any]:
     view = None
     if run.system.name == "kernel":
         view = kernel_view(run)
-        m.update({k: view[k] for k in ("dishonest", "unresolved", "ambiguous", "refused",
-                                       "committed", "rejected", "resolution_ms")})
-        _count(violations, view["dishonest"], "dishonest_receipt")
-        _count(violations, view["unresolved"], "unresolved")
-        if view["oracle"] is not None and view["oracle"]["valid"] is False:
-            violations.append("oracle")
+        verdict = view["judge"]
+        m.update({k: view[k] for k in ("unresolved", "ambiguous", "refused", "committed",
+                                       "rejected")})
+        violations += [v for v in verdict["ground_truth"] if v not in violations]
+        _count(violations, len(verdict["invariants"]), "invariants")
+        _count(violations, verdict["spec"] is not None, "spec")
+        m["caught_by"] = verdict["caught_by"]
         m["outcome"] = kernel_outcome(view)
+        m["resolution_ms"] = resolution(run, judge.final_at(view["entries"]))
     else:
-        done = [j.done_at - j.at for j in run.jobs if j.done_at is not None]
-        m["resolution_ms"] = max(done) if done else None
+        m["resolution_ms"] = resolution(run, None)
         m["unresolved"] = sum(not j.done for j in run.jobs)
         _count(violations, m["unresolved"], "unresolved")
         m["outcome"] = f"{m['applications']} applied"
     _count(violations, len(run.alerts), "kernel_alert")
     _count(violations, len(run.errors), "driver_error")
+    if run.system.name == "kernel":
+        m["caught_by"] = caught_by(violations, m["caught_by"])
     m["world_race"] = story.overreached() and not violations
     m["violations"] = violations
     m["ok"] = not violations
     return m | ({"kernel": view} if view is not None else {})
+
+
+def caught_by(violations: list[str], judges: list[str]) -> list[str]:
+    """Which judges found something: the three of sim.judge, plus the kernel's own alert and
+    the driver's error (a command the driver could not carry out)."""
+    found = set(judges)
+    if set(violations) & {"duplicate", "conflicting_applied", "revoked_lease_send",
+                          "stale_premise_send", "unresolved"}:
+        found.add("ground_truth")
+    found |= {"alert"} if "kernel_alert" in violations else set()
+    found |= {"driver"} if "driver_error" in violations else set()
+    return [j for j in (*judge.JUDGES, "alert", "driver") if j in found]
 
 
 def _count(out: list[str], n: int, name: str) -> None:
@@ -147,7 +128,7 @@ def _count(out: list[str], n: int, name: str) -> None:
 
 
 def kernel_outcome(view: dict[str, Any]) -> str:
-    parts = [f"{r.final or 'OPEN'} ({r.reason})" for r in view["receipts"]]
+    parts = [f"{r['final'] or 'OPEN'} ({r['reason']})" for r in view["receipts"]]
     if view["rejected"]:
         parts.append("REJECTED conflicting_payload")
     return "; ".join(parts) or "nothing proposed"

@@ -1,9 +1,10 @@
 """Plots of the sweep, as PNG and SVG with byte-stable output.
 
 How it works. matplotlib with the Agg backend draws three figures from the sweep summary:
-failing runs per system and tier, a heat map of fault kind against system, and the
-distribution of time to resolution. Metadata that would vary (dates, software version) is
-dropped and the SVG hash salt is fixed, so the same summary gives the same bytes.
+the harm kinds per system and tier, a heat map of fault kind (counted where it took effect)
+against system, and the distribution of time to resolution (non-failing and failing apart).
+Metadata that would vary (dates, software version) is dropped and the SVG hash salt is
+fixed, so the same summary gives the same bytes.
 """
 
 from __future__ import annotations
@@ -30,74 +31,98 @@ def save(fig: Any, out: Path, name: str) -> None:
     plt.close(fig)
 
 
+HARM_COLORS = {"money": "#c0392b", "authority": "#e67e22", "dishonest": "#8e44ad",
+               "unresolved": "#7f8c8d", "protocol": "#2c3e50"}
+
+
 def violations(out: Path, summary: dict[str, Any]) -> None:
+    """Harm kinds separated, per system (panel) and tier (group); kernel AMBIGUOUS beside."""
     table = summary["table"]
-    fig, (ax, amb) = plt.subplots(1, 2, figsize=(10, 4.2), width_ratios=(3, 1.2))
-    width = 0.8 / len(TIER_NAMES)
-    for i, tier in enumerate(TIER_NAMES):
-        rates = [100 * table[f"{s}/{tier}"]["rate"] for s in SYSTEM_NAMES]
-        xs = [j + (i - (len(TIER_NAMES) - 1) / 2) * width for j in range(len(SYSTEM_NAMES))]
-        bars = ax.bar(xs, rates, width, label=tier, color=plt.cm.Blues(0.35 + 0.18 * i))
-        for bar, rate in zip(bars, rates, strict=True):
-            ax.annotate(f"{rate:.0f}", (bar.get_x() + bar.get_width() / 2, rate),
-                        ha="center", va="bottom", fontsize=7)
-    ax.set_xticks(range(len(SYSTEM_NAMES)), SYSTEM_NAMES)
-    ax.set_ylabel("runs with a violation (%)")
-    ax.set_ylim(0, 105)
-    ax.set_title(f"Violations, {summary['cases']} seeded cases")
-    ax.legend(title="tier", fontsize=8)
-    runs = [table[f"kernel/{t}"]["runs"] for t in TIER_NAMES]
-    shares = [100 * table[f"kernel/{t}"]["ambiguous"] / max(1, n)
-              for t, n in zip(TIER_NAMES, runs, strict=True)]
+    harms = list(HARM_COLORS)
+    fig, axes = plt.subplots(1, len(SYSTEM_NAMES) + 1, figsize=(14, 4.2), sharey=True)
+    width = 0.8 / len(harms)
+    for ax, system in zip(axes, SYSTEM_NAMES):
+        for i, harm in enumerate(harms):
+            shares = [100 * table[f"{system}/{t}"]["harm"][harm] /
+                      max(1, table[f"{system}/{t}"]["runs"]) for t in TIER_NAMES]
+            xs = [j + (i - (len(harms) - 1) / 2) * width for j in range(len(TIER_NAMES))]
+            bars = ax.bar(xs, shares, width, label=harm, color=HARM_COLORS[harm])
+            for bar, share in zip(bars, shares, strict=True):
+                if share:
+                    ax.annotate(f"{share:.0f}", (bar.get_x() + bar.get_width() / 2, share),
+                                ha="center", va="bottom", fontsize=6)
+        ax.set_xticks(range(len(TIER_NAMES)), TIER_NAMES)
+        ax.set_title(system)
+        ax.set_ylim(0, 105)
+    axes[0].set_ylabel("runs with this harm (%)")
+    axes[0].legend(fontsize=7, title="harm")
+    amb = axes[-1]
+    shares = [100 * table[f"kernel/{t}"]["ambiguous"] / max(1, table[f"kernel/{t}"]["runs"])
+              for t in TIER_NAMES]
     bars = amb.bar(TIER_NAMES, shares, color=COLORS["kernel"], alpha=0.7)
     for bar, share in zip(bars, shares, strict=True):
         amb.annotate(f"{share:.0f}", (bar.get_x() + bar.get_width() / 2, share),
                      ha="center", va="bottom", fontsize=7)
-    amb.set_ylim(0, 105)
-    amb.set_title("Kernel: AMBIGUOUS (%)")
-    amb.set_xlabel("tier (availability lost, never a violation)", fontsize=8)
+    amb.set_title("kernel: AMBIGUOUS (%)")
+    amb.set_xlabel("availability lost, not harm", fontsize=8)
+    fig.suptitle(f"Harm by kind, system and tier, {summary['cases']} seeded cases")
     fig.tight_layout()
     save(fig, out, "violations_by_system_tier")
 
 
 def heatmap(out: Path, summary: dict[str, Any]) -> None:
+    """Rows: fault kinds, counted only in runs where the fault took effect (the count is in
+    the row label); cells: the share of those runs that failed, per system; colour 0-100%."""
     kinds = sorted(summary["kinds"])
     if not kinds:
         return
     grid = []
+    labels = []
     for kind in kinds:
         info = summary["kinds"][kind]
-        runs = info["cases"] * len(TIER_NAMES)
-        grid.append([100 * info["failing_runs"].get(s, 0) / runs for s in SYSTEM_NAMES])
-    fig, ax = plt.subplots(figsize=(7, 0.32 * len(kinds) + 1.6))
+        took = info["took_effect_runs"]
+        labels.append(f"{kind} ({sum(took.values())} runs)")
+        grid.append([100 * info["failing_runs"].get(s, 0) / max(1, took.get(s, 0))
+                     for s in SYSTEM_NAMES])
+    fig, ax = plt.subplots(figsize=(8.5, 0.34 * len(kinds) + 1.8))
     im = ax.imshow(grid, cmap="Reds", vmin=0, vmax=100, aspect="auto")
     ax.set_xticks(range(len(SYSTEM_NAMES)), SYSTEM_NAMES)
-    ax.set_yticks(range(len(kinds)), kinds, fontsize=8)
+    ax.set_yticks(range(len(kinds)), labels, fontsize=8)
     for r, row in enumerate(grid):
         for c, value in enumerate(row):
             ax.text(c, r, f"{value:.0f}", ha="center", va="center", fontsize=7,
                     color="white" if value > 60 else "black")
-    fig.colorbar(im, ax=ax, label="failing runs among cases with this fault (%)")
-    ax.set_title("Fault kind x system: share of runs that fail")
+    fig.colorbar(im, ax=ax, label="failing runs among runs where it took effect (%)")
+    ax.set_title("Fault kind (took effect) x system: share of runs that fail")
     fig.tight_layout()
     save(fig, out, "heatmap_fault_system")
 
 
+def _expand(hist: list[list[int]]) -> list[int]:
+    return [max(1, value) for value, count in hist for _ in range(count)]
+
+
 def resolution(out: Path, summary: dict[str, Any]) -> None:
-    samples = summary["resolution_samples"]
-    names = [f"{s}/{t}" for s in SYSTEM_NAMES for t in TIER_NAMES if samples.get(f"{s}/{t}")]
-    if not names:
+    """Time to resolution, measured alike for every system: non-failing runs (solid) and
+    failing runs (hatched) apart."""
+    hists = summary["resolution_hist"]
+    rows = [(n, v) for s in SYSTEM_NAMES for t in TIER_NAMES for v in ("ok", "failing")
+            for n in [f"{s}/{t}"] if hists.get(n, {}).get(v)]
+    if not rows:
         return
-    fig, ax = plt.subplots(figsize=(9, 4.5))
-    data = [[max(1, v) for v in samples[n]] for n in names]
+    fig, ax = plt.subplots(figsize=(9, 0.28 * len(rows) + 1.5))
+    data = [_expand(hists[n][v]) for n, v in rows]
     parts = ax.boxplot(data, vert=False, whis=(5, 95), showfliers=False, patch_artist=True)
-    for patch, name in zip(parts["boxes"], names, strict=True):
+    for patch, (name, verdict) in zip(parts["boxes"], rows, strict=True):
         patch.set_facecolor(COLORS[name.split("/")[0]])
         patch.set_alpha(0.6)
-    ax.set_yticks(range(1, len(names) + 1), names, fontsize=8)
+        if verdict == "failing":
+            patch.set_hatch("///")
+    ax.set_yticks(range(1, len(rows) + 1), [f"{n} {v}" for n, v in rows], fontsize=7)
     ax.set_xscale("log")
-    ax.set_xlabel("time to resolution (ms of simulated time, log scale; whiskers 5-95%)")
-    ax.set_title("Time to resolution per system and tier")
+    ax.set_xlabel("submission until the caller can know the outcome (ms of simulated time, "
+                  "log; whiskers 5-95%)")
+    ax.set_title("Time to resolution per system and tier, non-failing and failing runs")
     fig.tight_layout()
     save(fig, out, "time_to_resolution")
 

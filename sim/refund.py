@@ -6,6 +6,11 @@ The scenario supplies what is specific to it: the jobs submitted, the agent's de
 may re-decide on a re-run), the facts a decision relies on, what an application does to the
 world, the world events (support refunds by hand, the approval is withdrawn) and what counts
 as harm. Another scenario (parallel coding agents on one repository) plugs in the same way.
+
+Which facts the decision relies on is a knob (``plan.premises``): "touched" includes the
+order's refunded total, which the refund itself moves (so a target that cannot attribute our
+own refund leaks whether it landed); "untouched" relies only on facts the refund never moves
+(the approval, the order's payment, a customer hold), so no premise reveals the answer.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ class Job:
     done: bool = False
     outcome: str = ""
     done_at: int | None = None
+    payload: dict[str, Any] | None = None  # what the agent last decided for it
 
 
 class RefundStory:
@@ -44,6 +50,11 @@ class RefundStory:
         self.own: dict[str, int] = {}  # decision or effect id -> amount applied for it
         self.first_payload: dict[str, dict[str, Any]] = {}
         self.first_premises: dict[str, dict[str, Any]] = {}
+        self.touched = True  # the premises include the refunded total
+        self.hold = False  # the customer's account is on hold (a premise the refund never moves)
+
+    def configure(self, plan: FaultPlan) -> None:
+        self.touched = plan.premises == "touched"
 
     # ---------------------------------------------------------------- jobs and decisions
 
@@ -91,11 +102,14 @@ class RefundStory:
 
     # ---------------------------------------------------------------- facts
 
-    def facts(self, exclude: str | None = None) -> dict[str, int]:
+    def facts(self, exclude: str | None = None) -> dict[str, Any]:
         """The world now; ``exclude`` removes one decision's (or effect's) own refunds."""
-        own = self.own.get(exclude, 0) if exclude is not None else 0
-        return {"case_4471.approves": self.approval, "order_881.paid": PAID,
-                "order_881.refunded": self.hand + self.system_total - own}
+        facts: dict[str, Any] = {"case_4471.approves": self.approval, "order_881.paid": PAID,
+                                 "customer.hold": self.hold}
+        if self.touched:
+            own = self.own.get(exclude, 0) if exclude is not None else 0
+            facts["order_881.refunded"] = self.hand + self.system_total - own
+        return facts
 
     def premises_hold(self, decision: str) -> bool:
         """Ground truth: the first decision's premises hold, its own refunds excluded."""
@@ -121,6 +135,9 @@ class RefundStory:
         if name == "withdraw_approval":
             self.approval = 0
             return f"case {CASE} approval withdrawn"
+        if name == "hold_customer":
+            self.hold = True
+            return "the customer's account is put on hold"
         return None
 
     @property

@@ -92,8 +92,9 @@ def fixed_markdown(rows: list[dict[str, Any]]) -> str:
     spec_ran = sum(r["spec_valid"] is not None for r in kernel)
     mismatches = [r for r in rows if r["matches_reference"] is False]
     out += ["", f"Cells with a reference: {sum(r['matches_reference'] is not None for r in rows)}"
-            f"; mismatches: {len(mismatches)}. Kernel journals judged valid by "
-            f"`kernel.oracle`: {oracle_ok}/{len(kernel)}; replayed step by step against "
+            f"; mismatches: {len(mismatches)}. Kernel runs judged valid by the "
+            f"independent judges (`sim/judge.py`): {oracle_ok}/{len(kernel)}; replayed "
+            f"step by step against "
             f"Kernel.tla (`spec.conformance.trace`): {spec_ok}/{spec_ran} valid."]
     for r in mismatches:
         out.append(f"- {r['id']}: ${r['refunded']} {r['outcome']} vs {r['expected']}")
@@ -120,44 +121,76 @@ Same seeds, same bytes. Formats: `sim/TRACES.md`.
 |---|---|
 | `fixed_table.md`, `.json` | every fault x system x tier, against DESIGN.md section 6 |
 | `traces/` | one full trace per fixed-table cell (`index.json` lists them), for the viewer |
-| `sweep_summary.md`, `.json` | the sweep: violations per system and tier, by fault kind |
-| `sweep_cases.jsonl` | one compact line per sweep case |
+| `sweep_summary.md`, `.json` | the sweep: harm, violations, judges, resolution, digest |
+| `sweep_cases.jsonl` | one compact line per sweep case, written as it completes |
 | `sweep_failures.md` | every failing sweep run, with the command that replays it alone |
+| `coverage.md` | in how many kernel runs each fault took effect, per tier, against the 5% floor |
+| `assumptions.md`, `.json` | the kernel alone in worlds where one assumption below is broken |
 | `shrunk.md`, `.json` | the smallest failing story per system (Hypothesis) |
+| `mutants/` | planted kernel bugs and what caught them (`python run_all.py --mutants`) |
 | `violations_by_system_tier.*`, `heatmap_fault_system.*`, `time_to_resolution.*` | plots |
+
+## How every kernel run is judged
+
+Never by the kernel's own decision code (a test walks the imports and poisons the
+functions): ground truth from what the target applied (each request stamped, when it left,
+with whether the lease was live and the decision's premises held) and from the receipts
+the kernel reported; the independent invariants `kernel.invariants` (K1-K7, K9); and the
+journal replayed step by step against `spec/Kernel.tla`. AMBIGUOUS and REFUSED are
+availability, never violations.
+
+## The assumptions the kernel's safety rests on
+
+Each holds in the sweep's world. `assumptions.md` runs the kernel where it does not.
+
+1. **In-flight bound.** A request cannot land after a known time: the target drops a request
+   that arrives after its deadline, or delivery is bounded (within the 2 s send timeout, or
+   never). Each sweep case draws one of the two for every system alike; the network may
+   delay a request far past its deadline. Broken world: `in_flight` (neither).
+2. **Lookup lag bound.** A queryable target shows a landed effect within its declared lag,
+   and the settle margin (1 s) exceeds it. Broken world: `lookup_lag`.
+3. **Dedup window.** A deduplicating target remembers a key for its declared window (60 s);
+   the kernel resends with the key only until window minus the 5 s margin. Broken world:
+   `dedup_window`.
+4. **Durable fsync.** A line the journal fsync'd survives a crash; an unflushed tail may be
+   lost or torn. Broken world: `fsync`.
+5. **One order for the journal.** Several workers append to one journal only conditionally
+   (re-read and replay when another appended first; the simulator's driver does this, the
+   kernel is pure). Broken world: `conditional_append`.
+6. **Truthful answers.** An ack or a found lookup means the target applied the effect; the
+   target applies what it acknowledges, once per request. Not broken here.
+7. **One clock.** Deadlines, claims and windows are compared on one time line (the simulated
+   clock is shared by workers and targets); real deployments need bounded skew. Not broken.
+8. **Observations current at the check.** Lease and facts are read when the kernel checks
+   them; a world change between the check and the landing is `world_race` (counted, not a
+   violation: no worker can prevent it). Not broken.
 
 ## How the world is modelled (and where it differs from the reference)
 
 - Tiers: t1 dedupes and can be looked up (Stripe-like, the reference's tier 1), t1d dedupes
   only, t2 lookup only (lag up to 900 ms, below the 1,000 ms settle margin), t3 neither.
   Dedup window 60 s; kernel send timeout 2 s, settle margin 1 s, dedup margin 5 s.
+- Swarm generator: each case switches a random subset of fault kinds on and shapes their
+  parameters so they take effect (a slow send that lands after the restart, a torn line on
+  disk at the restart, a second recoverer stepping the same effect, a lag that only the
+  settle margin keeps from hiding the effect). Coverage counts what took effect.
+- Premises: each case draws whether the decision relies on the order's refunded total (a
+  fact its own refund moves: at tiers that cannot say which refund is ours, that premise
+  leaks whether the refund landed) or only on facts the refund never moves (the approval,
+  the payment, a customer hold), so no premise reveals the answer.
 - Kernel t1 rows the reference labels "retry": this t1 target is also queryable, so recovery
-  looks the effect up before resending (same dollars; a resend happens when the lookup says
-  absent, as in "crash before send").
-- Kernel t1d (not in the reference): a dedupe-only target cannot say which refund is ours, so
-  after our own refund may have landed the premise "refunded $0" looks stale and recovery ends
-  AMBIGUOUS rather than resending ("crash before ack", "key expired", "torn journal write",
-  "recovery racing a slow send"). Never a second refund; availability is what it costs.
-- The kernel's shared journal is appended conditionally: a worker whose view is behind the
-  file (another recovering worker appended) re-reads and replays it before its next step.
-  This is the driver's job (the kernel is pure); it is what keeps "two workers recovering"
-  at one send per claim.
+  looks the effect up before resending (same dollars).
+- Kernel t1d (not in the reference): with a premise the refund moves, a dedupe-only target
+  cannot say which refund is ours, so recovery ends AMBIGUOUS rather than resending.
 - Baselines: naive re-runs the agent after a crash (it may re-decide) and retries a timed
   out call once without a key; idempotency-only keys requests by (order, case) and retries;
   durable execution records the decision and step results, re-runs a started step with the
-  same key, dedupes workflow starts by id (a duplicate or conflicting submission attaches to
-  the existing workflow) and holds a workflow lock (only one restarted worker resumes it).
-  None re-checks the lease or the premises.
+  same key and holds a workflow lock. None re-checks the lease or the premises.
 - Crashes happen at protocol points (before the send, in flight, after the target applied,
-  while the answer is being journaled), so one plan tells the same story to every system;
-  a plan may crash the restarted worker again during recovery (`recrash`).
-- Support refunds by hand only when the order shows no refund yet. A refund whose request
-  left under holding premises may still land after such a hand refund (`world_race`): that
-  is counted, not called a violation, since no worker can prevent it.
-- Violations are measured from the target's applications: a second application of one
-  decision, an amount other than the decision's first, a request sent under a revoked lease
-  or stale premises (own refunds excluded), receipts contradicting the target, unresolved
-  effects, kernel alerts and the kernel oracle's verdict.
+  while the answer is journaled, while recovering), so one plan tells the same story to
+  every system.
+- Time to resolution: from each job's submission until its caller can know the outcome, the
+  same for every system; non-failing and failing runs are reported apart.
 """
 
 

@@ -1,7 +1,8 @@
 """Target services by capability, with Stripe-like idempotency semantics.
 
-How it works. ``receive`` is called when a request reaches the target. A request with a
-deadline that arrives after it is dropped (the kernel's claim depends on it). A deduplicating
+How it works. ``receive`` is called when a request reaches the target. A target that honours
+deadlines drops a request that arrives after its deadline (the kernel's claim depends on it,
+or on a bounded delivery: see sim.world). A deduplicating
 target stores each key with the digest of its parameters when it first applies it: the same
 key and the same parameters get the stored answer again without a second application; the
 same key with other parameters is an error; a key is forgotten ``dedup_window`` ms after it
@@ -35,6 +36,9 @@ class Request:
     effect_id: str | None = None
     attempt: int = 1
     reply: Any = None  # callable(Response) that carries the answer back, set by the network
+    first: bool = False  # the run's first request (the one a slow send delays)
+    arrived_at: int | None = None  # when it reached the target (None: still out, or lost)
+    accepted: bool = False  # the target took it (applied or answered by key), not dropped
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,13 +57,15 @@ class Application:
 @dataclass(slots=True)
 class Target:
     caps: Capabilities
+    honours_deadline: bool = True  # drops a request that arrives after its deadline
     applications: list[Application] = field(default_factory=list)
     keys: dict[str, tuple[str, int, int]] = field(default_factory=dict)  # key -> digest, at, ref
     by_effect: dict[str, int] = field(default_factory=dict)  # effect id -> first applied at
+    deadline_of: dict[str, int] = field(default_factory=dict)  # ... and that request's deadline
 
     def receive(self, req: Request, now: int) -> Response | None:
         """Handle an arriving request: None when dropped, else the answer to send back."""
-        if req.deadline is not None and now > req.deadline:
+        if self.honours_deadline and req.deadline is not None and now > req.deadline:
             return None
         if self.caps.dedupes and req.key is not None:
             stored = self.keys.get(req.key)
@@ -73,9 +79,19 @@ class Target:
         self.applications.append(Application(req, now, ref))
         if req.key is not None and self.caps.dedupes:
             self.keys[req.key] = (req.digest, now, ref)
-        if req.effect_id is not None:
-            self.by_effect.setdefault(req.effect_id, now)
+        if req.effect_id is not None and req.effect_id not in self.by_effect:
+            self.by_effect[req.effect_id] = now
+            self.deadline_of[req.effect_id] = req.deadline if req.deadline is not None else now
         return Response("applied", ref)
+
+    def lag_matters(self, effect_id: str, now: int) -> bool:
+        """The lookup lag bites: the effect is applied but hidden now, or it landed so close
+        to its request's deadline that a lookup made at the deadline would have missed it."""
+        at = self.by_effect.get(effect_id)
+        if at is None or not self.caps.lookup_lag:
+            return False
+        return now < at + self.caps.lookup_lag or \
+            at + self.caps.lookup_lag > self.deadline_of[effect_id]
 
     def lookup(self, effect_id: str, now: int) -> bool:
         """Whether a lookup arriving now sees the effect (only for queryable targets)."""

@@ -84,15 +84,27 @@ def build(run: Any, m: dict[str, Any], fault: str, expected: dict[str, Any] | No
         "expected": expected,
         "matches_reference": matches,
         "metrics": metrics,
-        "receipts": [r.as_json() for r in view["receipts"]] if view else None,
+        "receipts": view["receipts"] if view else None,
         "journal": view["entries"] if view else journal_records(run),
-        "oracle": view["oracle"] if view else None,
+        "oracle": judge_verdict(view["judge"]) if view else None,
         "intervals": intervals(run),
         "events": run.events or [],
         "end_ms": run.events[-1]["t"] if run.events else 0,
     }
     doc["spec_check"] = spec_check(doc) if view else None
     return doc
+
+
+def judge_verdict(v: dict[str, Any]) -> dict[str, Any]:
+    """The independent judges' verdict (sim.judge) in the shape the viewer reads."""
+    anomalies = [{"type": "ground_truth", "invariant": None, "explanation": g, "witnesses": []}
+                 for g in v["ground_truth"]]
+    anomalies += [{"type": "invariant", "invariant": i["invariant"],
+                   "explanation": i["explanation"], "witnesses": []} for i in v["invariants"]]
+    if v["spec"] is not None:
+        anomalies.append({"type": "not_a_spec_step", "invariant": None,
+                          "explanation": v["spec"], "witnesses": []})
+    return {"valid": not anomalies, "anomalies": anomalies, "caught_by": v["caught_by"]}
 
 
 def journal_records(run: Any) -> list[dict[str, Any]]:
@@ -121,5 +133,6 @@ def timeline(doc: dict[str, Any]) -> str:
                  f"outcome {doc['outcome']}; verdict {doc['verdict']}"
                  + (f" ({', '.join(doc['reasons'])})" if doc["reasons"] else ""))
     if doc.get("oracle"):
-        lines.append(f"kernel oracle: valid={doc['oracle']['valid']}")
+        lines.append(f"independent judges: valid={doc['oracle']['valid']}"
+                     + "".join(f"\n  {a['explanation']}" for a in doc["oracle"]["anomalies"]))
     return "\n".join(lines)

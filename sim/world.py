@@ -11,6 +11,14 @@ and after the outage ``recoverers`` new incarnations restart with the unfinished
 may crash once more at the plan's ``recrash`` point. World events fire before dispatch and
 during the first outage. Every request that leaves a worker and
 every application by the target is recorded: the measurements use nothing else.
+
+The in-flight bound is a world knob (``plan.in_flight``), the same for every system: the
+target drops a request that arrives after its deadline ("deadline"), or the network delivers
+within ``MAX_DELIVERY`` ms or loses the request ("bounded"), or neither holds and a slow
+request lands whenever it arrives ("neither": the kernel's claim then proves nothing).
+``took`` collects the fault kinds that actually took effect in this run (a slow send that
+landed after the restart, a torn tail really on disk at the restart...): the coverage
+floors count these, not the plan.
 """
 
 from __future__ import annotations
@@ -23,9 +31,9 @@ from typing import Any
 import simpy
 from simpy.events import Initialize
 
-from faults.plans import FaultPlan
+from faults.plans import DEDUP_WINDOW, SEND_TIMEOUT, FaultPlan
 from faults.systems import DISPATCH_DELAY, LEASE_ID
-from kernel import Lease, replay
+from kernel import Capabilities, Lease, replay
 from sim.disk import Disk
 from sim.refund import Job, RefundStory
 from sim.scenario import Scenario
@@ -33,6 +41,7 @@ from sim.target import Request, Response, Target
 from sim.tiers import TIMING, capabilities
 
 HORIZON = 3_600_000  # ms: a run that is not over after a simulated hour counts as stuck
+MAX_DELIVERY = SEND_TIMEOUT  # ms: the delivery bound of the "bounded" world (the claim covers it)
 
 
 class Run:
@@ -45,8 +54,12 @@ class Run:
         self.plan, self.system, self.tier, self.seed = plan, system, tier, seed
         self.caps = capabilities(tier, plan.lookup_lag)
         self.timing = TIMING
-        self.target = Target(self.caps)
+        self.target = Target(true_capabilities(self.caps, plan.breaks),
+                             honours_deadline=plan.in_flight == "deadline")
         self.story: Scenario = scenario()
+        configure = getattr(self.story, "configure", None)
+        if configure is not None:
+            configure(plan)
         self.disk = Disk()
         self.lease_revoked_at: int | None = None
         self.events: list[dict[str, Any]] | None = [] if trace else None
@@ -60,6 +73,10 @@ class Run:
         self.alerts: list[str] = []
         self.errors: list[str] = []
         self.effect_state: str | None = None  # traced kernel runs: the effect's state now
+        self.sent: list[Request] = []  # every request that left a worker, in order
+        self.took: set[str] = set()  # fault kinds that took effect (coverage)
+        self.recoverers_seen: dict[str, set[int]] = {}  # effect id -> recovering node indexes
+        self.receipts: list[Any] = []  # what the system under test reports at the end
 
     # ---------------------------------------------------------------- running
 
@@ -68,8 +85,11 @@ class Run:
         for job in self.jobs:
             self.at(job.at, self.arrive, job)
         for name in self.plan.before_dispatch:
-            self.at(DISPATCH_DELAY // 2, self.world_event, name)
+            self.at(DISPATCH_DELAY // 2, self.world_event, name, "before dispatch")
         self.env.run(until=HORIZON)
+        report = getattr(self.system, "receipts", None)
+        if report is not None:
+            self.receipts = report(self)
         return self
 
     def at(self, delay: int, fn: Callable[..., Any], *args: Any) -> None:
@@ -97,6 +117,8 @@ class Run:
 
     def arrive(self, job: Job) -> None:
         job.arrived = True
+        if job.kind in ("duplicate", "conflicting"):
+            self.took.add("duplicate submit" if job.kind == "duplicate" else "conflicting payload")
         self.log("agent", "submit", f"job {job.id} submitted ({job.kind})", job=job.id)
         live = self.live()
         if live:
@@ -104,16 +126,18 @@ class Run:
 
     # ---------------------------------------------------------------- the world
 
-    def world_event(self, name: str) -> None:
+    def world_event(self, name: str, when: str) -> None:
         if name == "revoke_lease":
             if self.lease_revoked_at is None:
                 self.lease_revoked_at = self.now
+                self.took.add(f"{name} {when}")
                 self.log("world", "revoke_lease", f"lease {LEASE_ID} revoked")
             return
         label = self.story.world_event(name)
         if label is None:
             self.log("world", name, f"{name.replace('_', ' ')}: nothing to do")
         else:
+            self.took.add(f"{name} {when}")
             self.log("world", name, label)
 
     def lease(self) -> Lease:
@@ -135,7 +159,8 @@ class Run:
                         not isinstance(proc._target, Initialize):
                     proc.interrupt("crash")
         self.outages.append([self.now, None])
-        torn = self.disk.crash(self.disk_rng, self.plan.torn, writing)
+        torn = self.disk.crash(self.disk_rng, self.plan.torn, writing,
+                               fsync_lies=self.plan.breaks == "fsync")
         if self.events is not None and self.effect_state is not None:
             self.effect_state = durable_state(self.disk.entries)
         self.log("world", "crash", "worker crashes: volatile state lost"
@@ -143,14 +168,20 @@ class Run:
                  **({"torn": torn} if torn else {}))
         if self.generation == 0:
             for name in self.plan.during_outage:
-                self.at(self.plan.outage // 2, self.world_event, name)
+                self.at(self.plan.outage // 2, self.world_event, name, "during outage")
         self.at(self.plan.outage, self.restart)
 
-    def crash_generation(self, generation: int) -> None:
-        if generation == self.generation:
+    def crash_generation(self, generation: int, point: str) -> None:
+        if generation == self.generation and self.live():
+            self.took.add(crash_kind(point, generation))
             self.crash()
 
     def restart(self) -> None:
+        if self.disk.torn:
+            self.took.add("torn write")
+        if self.generation == 0 and self.open_effect() and self.sent and \
+                self.now - self.sent[0].sent_at >= DEDUP_WINDOW - self.timing.dedup_margin:
+            self.took.add("late recovery")
         self.generation += 1
         self.armed = self.plan.recrash if self.generation == 1 else None
         self.outages[-1][1] = self.now
@@ -173,14 +204,29 @@ class Run:
     def transmit(self, req: Request) -> None:
         first = self.requests == 0
         self.requests += 1
+        req.first = first
+        self.sent.append(req)
         if req.effect_id is not None:
             self.history.append({"op": "send", "effect_id": req.effect_id,
                                  "attempt": req.attempt, "ts": req.sent_at})
         delay = self.latency() + (self.plan.slow_send if first else 0)
+        if self.plan.in_flight == "bounded" and delay > MAX_DELIVERY:
+            self.took.add("delivery bound")
+            self.log("network", "lost", "the request is lost (delivery is bounded)")
+            return
         self.at(delay, self.reach_target, req, first)
 
+    def open_effect(self) -> bool:
+        """Whether the durable journal holds an effect sent and never finished."""
+        kinds = {e["kind"] for e in self.disk.entries if e is not None}
+        return "DISPATCHED" in kinds and not kinds & {"COMMITTED", "REFUSED", "AMBIGUOUS"}
+
     def reach_target(self, req: Request, first: bool) -> None:
+        req.arrived_at = self.now
+        if first and self.plan.slow_send and self.outages and self.outages[0][1] is not None:
+            self.took.add("slow send")  # the first request lands after the restart
         resp = self.target.receive(req, self.now)
+        req.accepted = resp is not None
         applied = resp is not None and resp.kind == "applied"
         if applied:
             self.story.on_apply(req.payload, req.decision, req.effect_id)
@@ -194,6 +240,7 @@ class Run:
         if applied:
             self.reach("after_apply", req.generation)
         if first and self.plan.ack_lost:
+            self.took.add("ack lost")
             self.log("network", "lost", "the answer is lost on the way back")
             return
         delay = self.latency() + (self.plan.late_ack if first else 0)
@@ -215,6 +262,8 @@ class Run:
     def lookup(self, node: Node, effect_id: str, done: simpy.Event) -> None:
         def answer() -> None:
             found = self.target.lookup(effect_id, self.now)
+            if self.target.lag_matters(effect_id, self.now):
+                self.took.add("lookup lag")
             self.log("target", "lookup", f"lookup by effect id: {'found' if found else 'absent'}")
             self.at(self.latency(), lambda: node.alive and done.succeed(found))
         self.at(self.latency(), answer)
@@ -225,8 +274,9 @@ class Run:
             return False
         self.armed = None
         if point == "sent" and self.plan.crash_delay:
-            self.at(self.plan.crash_delay, self.crash_generation, generation)
+            self.at(self.plan.crash_delay, self.crash_generation, generation, point)
             return False
+        self.took.add(crash_kind(point, generation))
         self.crash(writing)
         return True
 
@@ -280,6 +330,9 @@ class Node:
 
     def decide(self, job: Job, rerun: bool) -> dict[str, Any]:
         payload = self.story.decide(job, rerun, self.plan)
+        job.payload = payload
+        if payload.get("amount", job.amount) != job.amount:
+            self.run.took.add("model re-decides")
         self.log("agent", "decide", f"model decides: {self.story.describe(payload)}"
                  + (" (re-run)" if rerun else ""), job=job.id, payload=payload)
         return payload
@@ -287,7 +340,7 @@ class Node:
     def lease(self) -> Lease:
         return self.run.lease()
 
-    def facts(self, exclude: str | None = None) -> dict[str, int]:
+    def facts(self, exclude: str | None = None) -> dict[str, Any]:
         return self.story.facts(exclude)
 
     def complete(self, job: Job, outcome: str) -> None:
@@ -312,6 +365,8 @@ class Node:
         done = self.env.event()
 
         def reply(resp: Response) -> None:
+            if req.first and run.plan.late_ack and (not self.alive or done.triggered):
+                run.took.add("late ack")  # the delayed answer came after the timeout or crash
             if not self.alive:
                 run.log("network", "undelivered", "an answer reaches a dead worker")
                 return
@@ -342,6 +397,26 @@ class Node:
         self.log("network", "query", "lookup by effect id sent")
         self.run.lookup(self, effect_id, done)
         return done
+
+
+def true_capabilities(declared: Capabilities, breaks: str | None) -> Capabilities:
+    """What the target really does: as declared, unless this world breaks its lag or window."""
+    if breaks == "lookup_lag" and declared.queryable:
+        return Capabilities(declared.dedupes, True, declared.dedup_window,
+                            declared.lookup_lag + TIMING.settle_margin + 1_000)
+    if breaks == "dedup_window" and declared.dedupes:
+        return Capabilities(True, declared.queryable, declared.dedup_window // 4,
+                            declared.lookup_lag)
+    return declared
+
+
+CRASH_KINDS = {"before_send": "crash before send", "sent": "crash in flight",
+               "after_apply": "crash after apply", "after_ack": "crash after ack",
+               "recovering": "crash while recovering"}
+
+
+def crash_kind(point: str, generation: int) -> str:
+    return CRASH_KINDS[point] if generation == 0 else "crash during recovery"
 
 
 def plain_digest(payload: dict[str, Any]) -> str:

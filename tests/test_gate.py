@@ -10,7 +10,7 @@ import pytest
 
 import kernel
 import kernel.oracle
-from gate import FileJournal, Gate
+from gate import Gate, JsonlJournal
 
 ROOT = Path(__file__).resolve().parents[1]
 CAPS = kernel.Capabilities(dedupes=False, queryable=True, lookup_lag=10)
@@ -53,7 +53,7 @@ class Clock:
 
 
 def make_gate(path, target, clock):
-    return Gate(FileJournal(path), target, lease_of=lambda i: kernel.Lease(i, 10**12),
+    return Gate(JsonlJournal(path), target, lease_of=lambda i: kernel.Lease(i, 10**12),
                 clock=clock, sleep=clock.sleep)
 
 
@@ -86,7 +86,7 @@ def test_torn_last_line_is_cut_off_on_open(tmp_path):
     make_gate(path, Ledger(), Clock()).submit(proposal())
     good = path.read_text()
     path.write_text(good + good.splitlines()[0][:40])
-    journal = FileJournal(path)
+    journal = JsonlJournal(path)
     assert path.read_text() == good and len(journal.entries) == good.count("\n")
 
 
@@ -97,7 +97,7 @@ def test_a_corrupted_journal_is_refused_not_repaired(tmp_path):
     lines[1] = lines[1].replace('"ts":1000', '"ts":1001')
     path.write_text("".join(lines))
     with pytest.raises(kernel.JournalError, match="line 2"):
-        FileJournal(path)
+        JsonlJournal(path)
 
 
 @pytest.mark.parametrize("tier, final, executed", [(1, "COMMITTED", "true"),

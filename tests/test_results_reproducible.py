@@ -1,7 +1,9 @@
 """The committed results/ and viewer data are exactly what run_all.py regenerates.
 
 Runs the full default job (2,000 sweep cases, every system and tier) into a temporary folder
-and compares every file byte for byte with the committed ones. A difference means either the
+and compares every file byte for byte with the committed ones (``results/mutants/`` is
+written by ``run_all.py --mutants`` and checked by tests/sim/test_sim_mutations.py).
+A difference means either the
 code changed behaviour without regenerating results (run `python3 run_all.py` and commit), or
 the output is not deterministic (a bug).
 """
@@ -15,10 +17,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 VIEWER_DATA = ("traces.js", "sweep.js", "sweep_traces.js")
+SEPARATE = ("mutants",)  # written by `run_all.py --mutants`, not by the default run
 
 
 def _files(folder: Path) -> set[str]:
-    return {str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()}
+    return {str(p.relative_to(folder)) for p in folder.rglob("*")
+            if p.is_file() and p.relative_to(folder).parts[0] not in SEPARATE}
 
 
 def test_run_all_regenerates_the_committed_results(tmp_path):

@@ -11,9 +11,16 @@ plain <script> tags:
   receipts (``kernel.receipts()`` of the journal prefix), so the page never re-derives them.
 - ``sweep.js`` sets ``window.VIEWER_SWEEP``: every sweep case from ``sweep_cases.jsonl`` in a
   compact, dictionary-encoded form (the page loads it lazily, when the sweep panel opens).
+- ``faults/<fault>.js`` adds one fault's runs (every system x tier) to ``window.VIEWER_RUNS``;
+  the page loads the file of the fault it shows, so the first screen loads only that.
 - ``sweep_traces.js`` sets ``window.VIEWER_SWEEP_TRACES``: full timelines of the sweep cells
-  the simulator chose to trace (``sweep_traces`` in ``traces/index.json``, same per-run format
-  as the fixed table); loaded only when one of them is played. Empty when there are none.
+  the simulator chose to trace (``sweep_traces`` in ``traces/index.json``), and the index of
+  the compact replays below; loaded the first time a sweep run is played.
+- ``coding.js`` sets ``window.VIEWER_CODING``: the coding-agents table's cells with their
+  timelines, written only when ``results/coding_traces.json`` exists.
+- ``replays/s<N>.js`` and ``replays/shrunk.js`` (viewer/replays.py): compact timelines of every
+  failing sweep run, every kernel AMBIGUOUS run, the kernel beside each failing baseline, and
+  every shrunk story, re-run from their seeds; each chunk is loaded when one of its runs opens.
 
 Output depends only on the input files: sorted keys, no timestamps, no absolute paths, so the
 same results give the same bytes. ``main(results_dir, out_path)`` is the entry point
@@ -24,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -38,6 +46,7 @@ import kernel  # noqa: E402
 DATA_VERSION = 1
 SWEEP_NAME = "sweep.js"
 SWEEP_TRACES_NAME = "sweep_traces.js"
+CODING_NAME = "coding.js"
 TIER_LABELS = {
     "t1": "tier 1: dedupes + can be looked up (Stripe-like)",
     "t1d": "tier 1, dedupe only: dedupes, no lookup",
@@ -210,7 +219,7 @@ def sweep(path: Path) -> dict[str, Any]:
         cells = case.get("cells", {})
         if not columns:
             columns = sorted(cells)
-        row = []
+        row: list[Any] = []
         for col in columns:
             c = _cell(cells[col]) if col in cells else None
             if c is None:
@@ -225,6 +234,21 @@ def sweep(path: Path) -> dict[str, Any]:
     return {"columns": columns, "cases": cases, "codes": codes.values}
 
 
+def coding_cells(doc: Any) -> list[dict[str, Any]]:
+    """The coding table's cells (a list, or under ``cells``/``rows``), each with its events."""
+    cells = doc if isinstance(doc, list) else (doc.get("cells") or doc.get("rows") or [])
+    out = []
+    for c in cells:
+        if not isinstance(c, dict):
+            continue
+        trace = c.get("trace") or {}
+        out.append({k: c.get(k) for k in ("id", "row", "guarantee", "system", "verdict", "harms",
+                                          "lost", "landed", "outcomes", "matches_reference")} |
+                   {"events": trace.get("events") or c.get("events") or [],
+                    "journal": trace.get("journal") or c.get("journal") or []})
+    return out
+
+
 # ---------------------------------------------------------------- putting it together
 
 
@@ -233,22 +257,34 @@ def build(results_dir: Path) -> dict[str, str]:
     return build_with_warnings(results_dir)[0]
 
 
-def build_with_warnings(results_dir: Path) -> tuple[dict[str, str], list[str]]:
-    """build(), plus where a timeline disagrees with its run's own totals."""
+def build_with_warnings(results_dir: Path, jobs: int = 1,
+                        replay_limit: int | None = None) -> tuple[dict[str, str], list[str]]:
+    """build(), plus where a timeline disagrees with its run's own totals.
+
+    ``replay_limit`` keeps the sweep replays to seeds below it (the browser tests use it).
+    """
+    from viewer import replays
+
     results_dir = Path(results_dir)
     index = _read_json(results_dir / "traces" / "index.json")
     table = _read_json(results_dir / "fixed_table.json")
-    runs, warnings = {}, []
+    by_fault: dict[str, dict[str, Any]] = {}
+    warnings: list[str] = []
+    fault_files: dict[str, str] = {}
     for entry in index.get("traces", []):
         run = compact_run(_read_json(results_dir / "traces" / entry["file"]))
         warnings += check_run(run)
-        runs[run["id"]] = run
+        slug = str(run["id"]).split("__")[0]
+        fault_files[run["fault"]] = f"faults/{slug}.js"
+        by_fault.setdefault(run["fault"], {})[run["id"]] = run
     traced = {}
     for entry in index.get("sweep_traces") or []:
         run = compact_run(_read_json(results_dir / "traces" / entry["file"]))
         warnings += check_run(run)
         traced[f"{entry['seed']}|{run['system']}|{run['tier']}"] = run
     summary_path = results_dir / "sweep_summary.json"
+    shrunk_path = results_dir / "shrunk.json"
+    shrunk = _read_json(shrunk_path) if shrunk_path.exists() else {"stories": []}
     data = {
         "version": DATA_VERSION,
         "trace_format": index.get("version"),
@@ -259,45 +295,79 @@ def build_with_warnings(results_dir: Path) -> tuple[dict[str, str], list[str]]:
         "system_labels": SYSTEM_LABELS,
         "fixed_seed": table.get("seed"),
         "rows": table.get("rows", []),
-        "runs": runs,
+        "fault_files": fault_files,
         "diagram": diagram(),
         "warnings": warnings,
         "sweep_file": SWEEP_NAME,
         "sweep_traces_file": SWEEP_TRACES_NAME,
         "sweep_summary": _read_json(summary_path) if summary_path.exists() else None,
+        "shrunk": [{k: s.get(k) for k in ("system", "found", "failing_tiers", "summary",
+                                          "reasons", "refunded", "command")}
+                   for s in shrunk.get("stories", [])],
     }
     swept = sweep(results_dir / "sweep_cases.jsonl")
     swept["traced"] = sorted(traced)
+    cases = replays.read_cases(results_dir / "sweep_cases.jsonl")
+    chunks = replays.sweep_chunks(cases, jobs, replay_limit)
     head = "// Generated by viewer/build.py from results/: do not edit.\n"
-    return {
+    files = {
         "traces.js": head + "window.VIEWER_DATA = " + dumps(data) + ";\n",
         SWEEP_NAME: head + "window.VIEWER_SWEEP = " + dumps(swept) + ";\n",
-        SWEEP_TRACES_NAME: head + "window.VIEWER_SWEEP_TRACES = " + dumps({"runs": traced}) +
-        ";\n",
-    }, warnings
+    }
+    for fault, name in fault_files.items():
+        files[name] = (head + "(window.VIEWER_RUNS = window.VIEWER_RUNS || {})[" +
+                       dumps(fault) + "] = " + dumps(by_fault[fault]) + ";\n")
+    replay_index: dict[str, Any] = {"chunk": replays.CHUNK, "files": {}, "limit": replay_limit}
+    for n, packed in chunks.items():
+        name = f"replays/s{n:04d}.js"
+        replay_index["files"][str(n)] = name
+        files[name] = (head + "(window.VIEWER_REPLAYS = window.VIEWER_REPLAYS || {})[" +
+                       dumps(name) + "] = " + dumps(packed) + ";\n")
+    stories = replays.shrunk_runs(shrunk)
+    replay_index["shrunk_file"] = "replays/shrunk.js"
+    replay_index["shrunk_keys"] = sorted(list(stories["runs"]) + list(stories["same"]))
+    files["replays/shrunk.js"] = (head + "(window.VIEWER_REPLAYS = window.VIEWER_REPLAYS || "
+                                  "{})[\"replays/shrunk.js\"] = " + dumps(stories) + ";\n")
+    coding = results_dir / "coding_traces.json"
+    if coding.exists():  # the coding-agents scenario (sim/coding), shown when it exists
+        files[CODING_NAME] = head + "window.VIEWER_CODING = " + dumps(coding_cells(
+            _read_json(coding))) + ";\n"
+        data["coding_file"] = CODING_NAME
+        files["traces.js"] = head + "window.VIEWER_DATA = " + dumps(data) + ";\n"
+    files[SWEEP_TRACES_NAME] = (head + "window.VIEWER_SWEEP_TRACES = " +
+                                dumps({"runs": traced, "replays": replay_index}) + ";\n")
+    return files, warnings
 
 
 def main(results_dir: str | Path = ROOT / "results",
-         out_path: str | Path = ROOT / "viewer" / "traces.js") -> int:
-    """Write traces.js at out_path, sweep.js and sweep_traces.js beside it.
+         out_path: str | Path = ROOT / "viewer" / "traces.js", jobs: int | None = None,
+         replay_limit: int | None = None) -> int:
+    """Write traces.js at out_path, the other data files beside it (faults/, replays/).
 
     Returns 0, or 2 on missing or bad input (one line on stderr, nothing written).
     """
     out_path = Path(out_path)
     try:
-        files, warnings = build_with_warnings(Path(results_dir))
+        files, warnings = build_with_warnings(Path(results_dir), jobs or os.cpu_count() or 1,
+                                              replay_limit)
     except BuildError as exc:
         print(f"viewer/build.py: error: {exc}", file=sys.stderr)
         return 2
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    targets = {"traces.js": out_path, SWEEP_NAME: out_path.parent / SWEEP_NAME,
-               SWEEP_TRACES_NAME: out_path.parent / SWEEP_TRACES_NAME}
+    folder = out_path.parent
+    for sub in ("faults", "replays"):  # generated folders: stale files would mislead
+        for old in sorted((folder / sub).glob("*.js")):
+            old.unlink()
+    (folder / CODING_NAME).unlink(missing_ok=True)
+    total = 0
     for name, text in files.items():
-        targets[name].write_text(text, encoding="utf-8")
+        target = out_path if name == "traces.js" else folder / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+        total += len(text)
     for w in warnings:
         print(f"viewer/build.py: warning: {w}", file=sys.stderr)
-    sizes = ", ".join(f"{p.name} {p.stat().st_size // 1024} KiB" for p in targets.values())
-    print(f"viewer: wrote {sizes}")
+    sizes = ", ".join(f"{n} {len(files[n]) // 1024} KiB" for n in ("traces.js", SWEEP_NAME))
+    print(f"viewer: wrote {len(files)} files, {total // 1024} KiB ({sizes})")
     return 0
 
 
@@ -312,8 +382,10 @@ def cli(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default=str(ROOT / "viewer" / "traces.js"),
                    help="traces.js to write; the sweep files go beside it "
                         "(default: viewer/traces.js)")
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                   help="processes for the sweep replays (default: all cores)")
     args = p.parse_args(argv)
-    return main(args.results, args.out)
+    return main(args.results, args.out, args.jobs)
 
 
 if __name__ == "__main__":

@@ -199,11 +199,21 @@ class ActionCompiler:
         return self.guard(node, env, cx, k)
 
     def act_unchanged(self, node, env, cx, k, where):
-        targets = self.unchanged_vars(node, env, where)
-        out_k = k
-        for index in reversed(targets):
+        """UNCHANGED e: each variable of e keeps its value; any other part p of e (an
+        expression, e.g. one substituted through INSTANCE) is tested as p' = p."""
+        parts = self.unchanged_parts(node, env)
+        exprs = [p for p in parts if not isinstance(p, int)]
+
+        def compare(cx2):
+            tests = [self.unchanged_test(n, e, cx2) for n, e in exprs]
+            return guarded_block(" and ".join(tests), k(cx2)) if tests else k(cx2)
+        out_k = compare
+        for index in reversed([p for p in parts if isinstance(p, int)]):
             out_k = self.make_unchanged_k(index, out_k)
         return out_k(cx)
+
+    def unchanged_test(self, node, env, cx):
+        return f"_eq({self.ex(node, env, cx.but(primed=True))}, {self.ex(node, env, cx)})"
 
     def make_unchanged_k(self, index, k):
         def step(cx):
@@ -212,45 +222,54 @@ class ActionCompiler:
             return [f"n_{index} = c_{index}"] + k(cx.but(assigned=cx.assigned | {index}))
         return step
 
-    def unchanged_vars(self, node, env, where):
+    def unchanged_parts(self, node, env):
+        """Variable indices and (node, env) pairs for the other parts of an UNCHANGED."""
         kind = name_of(node)
         if kind == "Parentheses":
-            return self.unchanged_vars(node.expression, env, where)
+            return self.unchanged_parts(node.expression, env)
         if kind == "Tuple":
             out = []
             for item in node.items:
-                out += self.unchanged_vars(item, env, where)
+                out += self.unchanged_parts(item, env)
             return out
         if kind == "OperatorApplication" and not node.arguments:
             b = self.lookup(node.operator, env, node)
             if isinstance(b, VarB):
                 return [b.index]
-            if isinstance(b, DefB) and not b.params:
-                return self.unchanged_vars(b.node.definiens, b.env, where)
+            if isinstance(b, DefB) and not b.params and not b.node.function:
+                return self.unchanged_parts(b.node.definiens, b.env)
             if isinstance(b, ArgB):
-                return self.unchanged_vars(b.node, b.env, where)
+                return self.unchanged_parts(b.node, b.env)
             if isinstance(b, (ConstB, LocalB)):
                 return []
-        raise self.err("UNCHANGED expects variables or tuples of variables (unsupported form)",
-                       node, env)
+        return [(node, env)]
 
     def assignable(self, node, env, cx):
-        """The variable index if node is `x'` (action mode) or `x` (init mode)."""
+        """The variable index if node is `x'` (action mode) or `x` (init mode), also when
+        node is an operator parameter bound to such an expression (`Set(x, x')`)."""
+        node, env = self.through_args(node, env)
         kind = name_of(node)
         if cx.mode == "action" and kind == "OperatorApplication" and node.operator == "'":
-            inner = node.arguments[0]
+            inner, ienv = self.through_args(node.arguments[0], env)
             if name_of(inner) == "OperatorApplication" and not inner.arguments:
-                b = self.lookup(inner.operator, env, inner)
-                while isinstance(b, ArgB) and name_of(b.node) == "OperatorApplication" \
-                        and not b.node.arguments:
-                    b = self.lookup(b.node.operator, b.env, b.node)
+                b = self.lookup(inner.operator, ienv, inner)
                 if isinstance(b, VarB):
                     return b.index
         if cx.mode == "init" and kind == "OperatorApplication" and not node.arguments:
             b = self.lookup(node.operator, env, node)
-            while isinstance(b, ArgB) and name_of(b.node) == "OperatorApplication" \
-                    and not b.node.arguments:
-                b = self.lookup(b.node.operator, b.env, b.node)
             if isinstance(b, VarB):
                 return b.index
         return None
+
+    def through_args(self, node, env):
+        """Follow operator parameters (passed by name) to the expression they stand for."""
+        while name_of(node) == "Parentheses":
+            node = node.expression
+        while name_of(node) == "OperatorApplication" and not node.arguments:
+            b = env.get(node.operator)
+            if not isinstance(b, ArgB):
+                break
+            node, env = b.node, b.env
+            while name_of(node) == "Parentheses":
+                node = node.expression
+        return node, env

@@ -96,11 +96,13 @@ def canonicaliser(model):
     if not maps and view is None:
         return None
 
+    perms = [permuter(m) for m in maps]
+
     def rep(state):
-        if maps:
+        if perms:
             best, best_hash = None, None
-            for m in maps:
-                cand = permute(state, m)
+            for perm in perms:
+                cand = perm(state)
                 h = hash(cand)
                 if best is None or h < best_hash or (
                         h == best_hash and cand != best and sort_key(cand) < sort_key(best)):
@@ -110,17 +112,39 @@ def canonicaliser(model):
     return rep
 
 
-def permute(v, m):
-    c = v.__class__
-    if c is ModelValue:
-        return m.get(v, v)
-    if c is tuple:
-        return tuple(permute(e, m) for e in v)
-    if c is frozenset:
-        return frozenset(permute(e, m) for e in v)
-    if c is FnDict:
-        return FnDict({permute(k, m): permute(x, m) for k, x in v.d.items()})
-    return v
+def permuter(m):
+    """perm(state): the state with model values renamed by m. States are shared (one
+    object per distinct variable value), so each variable's value is permuted once and
+    remembered by identity (the memo keeps the object alive, so ids are not reused)."""
+    memo = {}
+    inner = {}  # sets and functions by value: their hashes are cached, lookups cheap
+
+    def deep(v):
+        c = v.__class__
+        if c is ModelValue:
+            return m.get(v, v)
+        if c is tuple:
+            return tuple([deep(e) for e in v])
+        if c is frozenset or c is FnDict:
+            r = inner.get(v)
+            if r is None:
+                if c is frozenset:
+                    r = frozenset([deep(e) for e in v])
+                else:
+                    r = FnDict({deep(k): deep(x) for k, x in v.d.items()})
+                inner[v] = r
+            return r
+        return v
+
+    def perm(state):
+        out = []
+        for v in state:
+            hit = memo.get(id(v))
+            if hit is None or hit[0] is not v:
+                hit = memo[id(v)] = (v, deep(v))
+            out.append(hit[1])
+        return tuple(out)
+    return perm
 
 
 class Explorer:
@@ -264,6 +288,8 @@ class Explorer:
                     if bad:
                         return ("invariant", bad, idx, t)
                     continue
+                if key is not None:
+                    t = share(t)
                 k = t if key is None else key(t)
                 n = len(states)
                 got = seen.get(k)

@@ -2,16 +2,18 @@
 
 Tokenises the file (comments `\\*` and `(* *)` dropped), then reads sections
 keyed by TLC's keywords. Constant right-hand sides are integers, strings,
-booleans, model values (bare identifiers) and nested sets of these; `c <- op`
-records a substitution by an operator of the root module.
+booleans, model values (bare identifiers), tuples `<<..>>`, records `[a |-> v]`
+and nested sets of these (`c = [M]v` assigns c inside module M only); `c <- op`
+records a substitution by an operator of the root module, `c <- [M]op` one that
+applies inside module M only.
 """
 import re
 
 from .errors import TLAError
-from .values import ModelValue
+from .values import FnDict, ModelValue
 
-TOKEN = re.compile(r'\s+|\\\*[^\n]*|\(\*.*?\*\)|"(?:[^"\\]|\\.)*"|<-|-?\d+|[A-Za-z_][A-Za-z0-9_!]*'
-                   r"|[{}(),=\[\]]|.", re.S)
+TOKEN = re.compile(r'\s+|\\\*[^\n]*|\(\*.*?\*\)|"(?:[^"\\]|\\.)*"|<-|<<|>>|\|->|-?\d+'
+                   r"|[A-Za-z_][A-Za-z0-9_!]*|[{}(),=\[\]]|.", re.S)
 
 KEYWORDS = {
     "CONSTANT": "constants", "CONSTANTS": "constants", "INIT": "init", "NEXT": "next",
@@ -28,6 +30,8 @@ class Config:
     def __init__(self):
         self.constants = {}      # name -> value
         self.substitutions = {}  # name -> operator name
+        self.scoped = {}         # (module, name) -> operator name: `name <- [module]op`
+        self.scoped_values = {}  # (module, name) -> value: `name = [module]value`
         self.init = None
         self.next = None
         self.spec = None
@@ -108,12 +112,29 @@ class CfgParser:
             name, where = self.take()
             self.cfg.positions.setdefault(name, where)
             op, owhere = self.take() if self.peek() else (None, where)
-            if op == "=":
+            if op == "=" and self.peek() == "[" and self.i + 2 < len(self.toks) \
+                    and self.toks[self.i + 2][0] == "]":
+                self.take()
+                module, _ = self.take()
+                self.take()
+                self.cfg.scoped_values[(module, name)] = self.value()
+            elif op == "=":
                 self.cfg.constants[name] = self.value()
             elif op == "<-":
+                module = None
+                if self.peek() == "[":
+                    self.take()
+                    module, _ = self.take()
+                    if self.peek() != "]":
+                        raise TLAError("expected ] after the module of a scoped override",
+                                       self.where())
+                    self.take()
                 target, twhere = self.take()
                 self.cfg.positions.setdefault(target, twhere)
-                self.cfg.substitutions[name] = target
+                if module is None:
+                    self.cfg.substitutions[name] = target
+                else:
+                    self.cfg.scoped[(module, name)] = target
             else:
                 raise TLAError(f"expected = or <- after constant {name}", owhere)
 
@@ -121,6 +142,10 @@ class CfgParser:
         if self.peek() is None:
             raise TLAError("missing constant value", self.where())
         tok, where = self.take()
+        if tok == "<<":
+            return tuple(self.items(">>"))
+        if tok == "[":
+            return self.record()
         if tok == "{":
             items = []
             while self.peek() != "}":
@@ -140,6 +165,33 @@ class CfgParser:
         if re.match(r"[A-Za-z_]", tok):
             return ModelValue(tok)
         raise TLAError(f"unsupported constant value {tok!r}", where)
+
+    def items(self, close):
+        out = []
+        while self.peek() != close:
+            out.append(self.value())
+            if self.peek() == ",":
+                self.take()
+            elif self.peek() != close:
+                raise TLAError(f"expected , or {close} in a constant value", self.where())
+        self.take()
+        return out
+
+    def record(self):
+        """[a |-> v, b |-> w] as a constant value."""
+        fields = {}
+        while self.peek() != "]":
+            name, where = self.take()
+            if not re.match(r"[A-Za-z_]", name) or self.peek() != "|->":
+                raise TLAError("expected field |-> value in a record", where)
+            self.take()
+            fields[name] = self.value()
+            if self.peek() == ",":
+                self.take()
+            elif self.peek() != "]":
+                raise TLAError("expected , or ] in a record", self.where())
+        self.take()
+        return FnDict(fields) if fields else ()
 
     def section_init(self, s):
         self.cfg.init = self.one_name(s)

@@ -53,6 +53,9 @@ def check(spec_path, cfg_path=None, progress=False, workers=1, check_deadlock=No
 
 def run_model(model, result, progress=False, workers=1):
     from .liveness import PropertyChecker
+    if model.assumptions_only:  # the cfg names no behaviour: the ASSUMEs held, nothing more
+        result.distinct_states = result.states_generated = result.depth = 0
+        return
     props = PropertyChecker(model)
     if workers > 1 and not props.needs_graph and not model.symmetry and model.view_fn is None:
         from .parallel import run_parallel

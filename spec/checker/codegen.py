@@ -138,6 +138,14 @@ BUILTIN_FUNCS = {
     "IsABag": ("_rt.is_bag", 1), "BagToSet": ("_rt.domain", 1), "SetToBag": ("_rt.set_to_bag", 1),
     "BagIn": ("_rt.bag_in", 2), "CopiesIn": ("_rt.copies_in", 2),
     "BagCardinality": ("_rt.bag_cardinality", 1), "BagUnion": ("_rt.bag_union", 1),
+    "RandomElement": ("_rt.random_element", 1), "RandomSubset": ("_rt.random_subset", 2),
+    "RandomSetOfSubsets": ("_rt.random_set_of_subsets", 3),
+    "RandomSubsetSet": ("_rt.random_subset_set", 3),
+    "ToJson": ("_rt.to_json", 1), "ToJsonArray": ("_rt.to_json", 1),
+    "ToJsonObject": ("_rt.to_json", 1), "JsonSerialize": ("_rt.json_serialize", 2),
+    "ndJsonSerialize": ("_rt.ndjson_serialize", 2),
+    "JsonDeserialize": ("_rt.json_deserialize", 1),
+    "ndJsonDeserialize": ("_rt.ndjson_deserialize", 1),
 }
 BUILTIN_HIGHER = {"SelectSeq": "_rt.selectseq", "SortSeq": "_rt.sortseq"}
 BUILTIN_VALUES = {"Nat": NAT, "Int": INT, "BOOLEAN": BOOLEAN_SET, "STRING": STRING,

@@ -12,6 +12,7 @@ branch, and the innermost continuation hands the finished successor tuple to
 point, so no runtime bookkeeping is needed. Zero-arity definitions that do
 not depend on the state are evaluated once and injected as constants.
 """
+import re
 
 from . import rt
 from .actions import ActionCompiler
@@ -20,6 +21,7 @@ from .codegen import (
     BUILTIN_HIGHER,
     BUILTIN_VALUES,
     INLINE_SEQ,
+    LOCAL_NAME,
     NOV,
     VAR_CODE,
     Cx,
@@ -36,9 +38,22 @@ from .codegen import (
 from .errors import TLAError
 from .expressions import ExpressionCompiler
 from .frontend import pos
-from .scope import ArgB, BuiltinB, ConstB, DefB, InstB, LambdaB, LazyRefB, LocalB, OpRefB, VarB
+from .scope import (
+    ArgB,
+    BuiltinB,
+    ConstB,
+    DefB,
+    InstB,
+    LambdaB,
+    LazyRefB,
+    LocalB,
+    OpRefB,
+    VarB,
+    instance_binding,
+)
 from .values import FnDict
 
+FRESH_SUFFIX = re.compile(r"_(\d+)$")
 __all__ = ["Compiler", "NeedsState", "name_of", "BUILTIN_FUNCS", "BUILTIN_HIGHER",
            "BUILTIN_VALUES"]
 
@@ -48,6 +63,7 @@ class Compiler(ActionCompiler, ExpressionCompiler):
 
     def __init__(self, var_names):
         self.var_names = var_names
+        self.loader = None  # set by Model: LET-bound INSTANCEs load modules through it
         self.ns = {"_rt": rt, "_FnDict": FnDict, "_eq": rt.eq, "_isin": rt.isin, "_ap": rt.ap,
                    "_enum": enum_fast, "_TLAError": TLAError, "TLCGet": None}
         self.counter = 0
@@ -174,13 +190,21 @@ class Compiler(ActionCompiler, ExpressionCompiler):
         fn = self.build(f"def {fname}():\n    return {code}", fname)
         return fn()
 
-    def action_function(self, node, env, mode, labels=False, what="next"):
-        """def f(s, emit): enumerate successors (mode "action") or initial states ("init")."""
+    def action_function(self, node, env, mode, labels=False, what="next", partial=None):
+        """def f(s, emit): enumerate successors (mode "action") or initial states ("init").
+
+        With partial=[] (a sub-action under fairness), variables the action leaves
+        unassigned keep their current value and partial gets True appended."""
         fname = self.fresh(what)
         n = len(self.var_names)
 
         def final(cx):
             missing = [self.var_names[i] for i in range(n) if i not in cx.assigned]
+            if missing and partial is not None:
+                partial.append(True)
+                tup = "(" + "".join(f"n_{i}, " if i in cx.assigned else f"c_{i}, "
+                                    for i in range(n)) + ")"
+                return [f"emit({tup})"]
             if missing:
                 msg = (f"the {'initial' if mode == 'init' else 'successor'} state is not "
                        f"completely specified: no value for {', '.join(missing)}")
@@ -200,7 +224,7 @@ class Compiler(ActionCompiler, ExpressionCompiler):
         if b is not None:
             return b
         if name in BUILTIN_FUNCS or name in BUILTIN_HIGHER or name in BUILTIN_VALUES \
-                or name in ("TLCGet", "JavaTime", "TLCSet", "Any"):
+                or name in ("TLCGet", "JavaTime", "TLCSet", "Any", "Trace"):
             return BuiltinB(name)
         raise self.err(f"unknown operator {name}", node, env)
 
@@ -242,7 +266,9 @@ class Compiler(ActionCompiler, ExpressionCompiler):
     def let_env(self, node, env):
         env = dict(env)
         for d in node.definitions:
-            if name_of(d) == "OperatorDefinition":
+            if name_of(d) == "OperatorDefinition" and name_of(d.definiens) == "Instance":
+                env[d.name] = instance_binding(self.loader, d.definiens, env, env.get(" path"))
+            elif name_of(d) == "OperatorDefinition":
                 env[d.name] = DefB(d, env)
             elif name_of(d) == "RecursiveOperators":
                 pass
@@ -364,34 +390,37 @@ class Compiler(ActionCompiler, ExpressionCompiler):
         fn = binding.node.definiens
         name = binding.node.name
         self_name = self.fresh("self_" + name)
-        sets, names, pending = [], [], []
+        sets, targets, pending = [], [], []
         for d in fn.declaration:
             if name_of(d) == "OperatorApplication" and d.operator == "\\in" and d.arguments:
                 target, set_node = d.arguments
                 code = self.ex(set_node, binding.env, cx)
                 for t in pending + [target]:
-                    if name_of(t) != "OperatorApplication":
-                        raise self.err("tuple patterns in recursive function definitions "
-                                       "are not supported", t, binding.env)
-                    names.append(t.operator)
+                    targets.append(t)
                     sets.append(code)
                 pending = []
             else:
                 pending.append(d)
         env = dict(binding.env)
         env[name] = LocalB(self_name)
-        pys = []
-        for n in names:
-            py = self.fresh("b_" + n)
-            env[n] = LocalB(py)
-            pys.append(py)
+        pys, patterns = [], []
+        for t in targets:  # a name, or a tuple pattern <<a, b>>
+            items = t.items if name_of(t) == "Tuple" else [t]
+            names = []
+            for item in items:
+                py = self.fresh("b_" + item.operator)
+                env[item.operator] = LocalB(py)
+                names.append(py)
+            pys += names
+            patterns.append(f"({', '.join(names)},)" if name_of(t) == "Tuple" else names[0])
         body = self.ex(fn.value, env, cx.but(locals=cx.locals + (self_name,) + tuple(pys)))
         dom = sets[0] if len(sets) == 1 else "_rt.cross(" + ", ".join(sets) + ")"
-        if len(pys) == 1:
+        if len(patterns) == 1 and patterns[0] == pys[0]:
             lam = f"lambda {self_name}, {pys[0]}: {body}"
         else:
             karg = self.fresh("key")
-            lam = f"lambda {self_name}, {karg}: [{body} for ({', '.join(pys)},) in ({karg},)][0]"
+            pattern = patterns[0] if len(patterns) == 1 else f"({', '.join(patterns)},)"
+            lam = f"lambda {self_name}, {karg}: [{body} for {pattern} in ({karg},)][0]"
         return f"_rt.recfn({dom}, {lam})"
 
     def recursive_call(self, binding, args, env, node, cx):
@@ -402,20 +431,24 @@ class Compiler(ActionCompiler, ExpressionCompiler):
         entry = self.rec_ops.get(id(binding))
         if entry is None:
             fname = self.fresh("rec_" + binding.node.name)
-            entry = self.rec_ops[id(binding)] = [fname, False]
+            entry = self.rec_ops[id(binding)] = [fname, False, None]
             self.keepalive.append(binding)
-            entry[1] = self.define_recursive(binding, fname)
-        fname, needs_state = entry
+            entry[1], entry[2] = self.define_recursive(binding, fname, cx.locals)
+        fname, needs_state, free = entry
         codes = [self.ex(a, env, cx) for a in args]
+        # free: locals of the enclosing expression a LET-defined operator refers to,
+        # passed on as extra arguments (None while its own body is being compiled)
+        codes += [f"*{fname}_FREE"] if free is None else free
         if cx.mode == "const":
             if needs_state:
                 raise NeedsState()
             return f"{fname}(None, {', '.join(codes)})"
         return f"{fname}(s, {', '.join(codes)})"
 
-    def define_recursive(self, binding, fname):
+    def define_recursive(self, binding, fname, outer_locals=()):
         env = dict(binding.env)
         pys = []
+        start = self.counter
         for p in binding.params:
             if getattr(p, "arguments", None):
                 raise self.err("higher-order parameters of RECURSIVE operators are "
@@ -425,18 +458,24 @@ class Compiler(ActionCompiler, ExpressionCompiler):
             pys.append(py)
         try:
             self.hoists.append(None)
-            body = self.ex(binding.node.definiens, env, Cx("const", locals_=tuple(pys)))
+            body = self.ex(binding.node.definiens, env,
+                           Cx("const", locals_=tuple(pys) + tuple(outer_locals)))
             needs_state = False
         except NeedsState:
-            body = self.ex(binding.node.definiens, env, Cx("state", locals_=tuple(pys)))
+            body = self.ex(binding.node.definiens, env,
+                           Cx("state", locals_=tuple(pys) + tuple(outer_locals)))
             needs_state = True
         finally:
             self.hoists.pop()
+        free = sorted({m for m in LOCAL_NAME.findall(body)
+                       if FRESH_SUFFIX.search(m) and int(FRESH_SUFFIX.search(m).group(1)) <= start
+                       and not m.startswith(("rec_", "enabled_", "c_", "n_", "tlc_print"))})
+        body = body.replace(f"*{fname}_FREE", ", ".join(free) or "*()")
         head = ["if s is not None:"] + indent(self.unpack() or ["pass"])
-        src = "\n".join([f"def {fname}(s, {', '.join(pys)}):"]
+        src = "\n".join([f"def {fname}(s, {', '.join(pys + free)}):"]
                         + indent(head + [f"return {body}"]))
         self.build(src, fname)
-        return needs_state
+        return needs_state, free
 
     def apply_builtin(self, name, args, env, node, cx):
         if name in BUILTIN_VALUES:
@@ -472,6 +511,9 @@ class Compiler(ActionCompiler, ExpressionCompiler):
             return f"_rt_tlcget({self.ex(args[0], env, cx)}, _tlc_level)"
         if name == "JavaTime":
             return "0"
+        if name == "Trace":  # TLCExt: refused where it is evaluated, not where it is written
+            where = "{}:{}:{}".format(*pos(node, env.get(" path", "?")))
+            return f"_rt.fail({where + ': Trace (TLCExt) is not supported'!r})"
         if name == "TLCSet":
             return "True"
         raise self.err(f"unsupported builtin {name}", node, env)

@@ -414,12 +414,17 @@ class ExpressionCompiler:
         if op == "UNCHANGED":
             if cx.mode != "action":
                 raise self.err("UNCHANGED used outside an action (level error)", node, env)
-            idx = self.unchanged_vars(args[0], env, node)
-            for i in idx:
-                if i not in cx.assigned:
-                    msg = f"primed variable {self.var_names[i]} is unassigned"
+            parts = self.unchanged_parts(args[0], env)
+            tests = []
+            for p in parts:
+                if not isinstance(p, int):
+                    tests.append(self.unchanged_test(p[0], p[1], cx))
+                elif p not in cx.assigned:
+                    msg = f"primed variable {self.var_names[p]} is unassigned"
                     return f"_rt.fail({msg!r})"
-            return "(" + " and ".join([f"n_{i} == c_{i}" for i in idx] or ["True"]) + ")"
+                else:
+                    tests.append(f"n_{p} == c_{p}")
+            return "(" + " and ".join(tests or ["True"]) + ")"
         return None
 
     def fnset_member_code(self, a, b):

@@ -19,7 +19,7 @@ from tla import _langdef
 from .errors import TLAError
 
 STANDARD_MODULES = {"Naturals", "Integers", "Sequences", "FiniteSets", "TLC", "Bags",
-                    "Reals", "TLCExt", "SequencesExt", "FiniteSetsExt"}
+                    "Reals", "TLCExt", "SequencesExt", "FiniteSetsExt", "Json", "Randomization"}
 
 SYNONYMS = {"\\land": "/\\", "\\lor": "\\/", "\\lnot": "~", "\\neg": "~", "\\union": "\\cup",
             "\\intersect": "\\cap", "\\geq": ">=", "\\leq": "<=", "=<": "<=", "\\neq": "#",
@@ -61,7 +61,29 @@ def parse_module_text(text, path):
     if tree is None:
         raise TLAError("syntax error: no module found", (path, 1, 1))
     check_precedence(tree, path)
-    return tree
+    return strip_labels(tree)
+
+
+def strip_labels(node):
+    """The tree without position labels: `P0:: e` (and `P1(i):: e`) becomes e."""
+    if isinstance(node, list):
+        return [strip_labels(n) for n in node]
+    if not hasattr(node, "_fields"):
+        return node
+    if type(node).__name__ == "OperatorApplication" and node.operator == "::" \
+            and node.arguments and len(node.arguments) == 2:
+        return strip_labels(node.arguments[1])
+    changes = {}
+    for field in node._fields:
+        if field in ("symbol", "start", "end"):
+            continue
+        value = getattr(node, field)
+        if isinstance(value, (list, tuple)) and value:
+            new = strip_labels(value) if isinstance(value, list) or hasattr(value, "_fields") \
+                else tuple(strip_labels(v) for v in value)
+            if new is not value and any(a is not b for a, b in zip(new, value, strict=True)):
+                changes[field] = new
+    return node._replace(**changes) if changes else node
 
 
 def describe_parse_error(out, exc):

@@ -2,10 +2,15 @@
 
 Each PROPERTY is split into obligations: `[]P` (checked as an invariant
 during BFS), `[][A]_v` (every edge), `<>P`, `[]<>P`, `<>[]P`, `P ~> Q`, plain
-state predicates (initial states only), conjunctions and `\\A x \\in S` of
-these. A violation of a liveness obligation is a fair behaviour that ends in a
-region of the graph: e.g. for `[]<>P`, forever in states where ~P holds. We
-look for such an ending by strongly connected components of the region
+state predicates (initial states only), `[]<><<A>>_v`, WF/SF (whole spec formulas,
+also through INSTANCE), `[](P => []Q)`, `[](P => <>[]Q)`, `[]P => <>Q`, conjunctions and
+`\\A x \\in S` of these, and, on the initial states where a state predicate c holds
+(`c => F`, `IF c THEN F ELSE G`), F among `<>P`, `[]P`, `<>[]P` and predicates.
+A fairness condition on an action that leaves variables unassigned finds the
+action's steps by testing each edge of the graph. A violation of a liveness
+obligation is a fair behaviour that ends in a region of the graph: e.g. for
+`[]<>P`, forever in states where ~P holds. We look for such an ending by
+strongly connected components of the region
 (Tarjan), keeping an SCC when every WF/SF condition is met inside it
 (an <<A>>_v step occurs in it, or A is disabled somewhere (WF) / everywhere
 (SF; otherwise the enabled states are removed and the rest re-split), or by
@@ -23,27 +28,36 @@ from .scope import ArgB, DefB
 
 
 class Obligation:
-    def __init__(self, kind, name, preds):
+    def __init__(self, kind, name, preds, cond=None):
         self.kind = kind    # always | action | init | eventually | often | stable | leadsto
+        #                     | reach (P => []Q from initial states, or [](P => []Q))
+        #                     | settle ([](P => <>[]Q)) | wf | sf | often_step
         self.name = name
         self.preds = preds  # compiled state functions (or a transition function)
+        self.cond = cond    # state function: the obligation is on initial states where it holds
 
 
 class PropertyChecker:
     def __init__(self, model):
         self.model = model
         self.obligations = []
+        self.conds = []  # (node, env, holds) of the enclosing `c =>` and IF c THEN/ELSE
         for name in model.cfg.properties:
             self.decompose(ref_node(name), model.env, name)
-        graph_kinds = {"action", "eventually", "often", "stable", "leadsto", "wf", "sf"}
+        graph_kinds = {"action", "eventually", "often", "stable", "leadsto", "wf", "sf",
+                       "often_step", "reach", "settle"}
         self.needs_graph = any(o.kind in graph_kinds for o in self.obligations)
         for o in self.obligations:
-            if o.kind == "always":
+            if o.kind == "always" and o.cond is None:
                 model.invariants.append((o.name, o.preds[0]))
+            elif o.kind == "always":  # c => []P: P in every state reachable from a c state
+                o.kind = "reach"
+                o.preds = [lambda s: True, o.preds[0]]
+                self.needs_graph = True
         self.fairness = []
         if self.needs_graph:
             for f in model.fairness:
-                self.fairness.append((f.kind, model.action_fn(f.action, f.env),
+                self.fairness.append((f.kind, *model.sub_action_fns(f.action, f.env),
                                       model.state_fn(f.subscript, f.env)))
 
     # --- decomposition ----------------------------------------------------------
@@ -92,10 +106,22 @@ class PropertyChecker:
                 if not is_temporal(p, env) and not is_temporal(q, env):
                     self.add("leadsto", name, [(p, env), (q, env)])
                     return
+            if op == "=>" and len(args) == 2 and not is_temporal(args[0], env):
+                return self.under(args[0], env, True, args[1], env, name)
+            if op == "=>" and len(args) == 2 and is_op(strip(args[0]), "[]") \
+                    and is_op(strip(args[1]), "<>"):
+                p, q = strip(args[0]).arguments[0], strip(args[1]).arguments[0]
+                if not is_temporal(p, env) and not is_temporal(q, env):
+                    # []P => <>Q: no fair behaviour stays in P /\ ~Q forever
+                    self.add("eventually", name, [(q, env), (p, env)])
+                    return
+        if kind == "If" and not is_temporal(node.predicate, env):
+            self.under(node.predicate, env, True, node.then, env, name)
+            return self.under(node.predicate, env, False, node.else_, env, name)
         if kind == "Fairness":
             m = self.model
-            fns = [m.action_fn(node.action, env), m.state_fn(node.subscript, env)]
-            self.obligations.append(Obligation(node.operator[:2].lower(), name, fns))
+            fns = [*m.sub_action_fns(node.action, env), m.state_fn(node.subscript, env)]
+            self.add_fns(node.operator[:2].lower(), name, fns, node, env)
             return
         if not is_temporal(node, env):
             self.add("init", name, [(node, env)])
@@ -103,12 +129,41 @@ class PropertyChecker:
         raise TLAError(f"unsupported form of temporal property {name}",
                        pos(node, env.get(" path", "?")))
 
+    def under(self, cond, cenv, holds, node, env, name):
+        """Decompose node as an obligation on the initial states where cond is `holds`."""
+        self.conds.append((cond, cenv, holds))
+        try:
+            self.decompose(node, env, name)
+        finally:
+            self.conds.pop()
+
+    def cond_fn(self):
+        if not self.conds:
+            return None
+        fns = [(self.model.state_fn(n, e), holds) for n, e, holds in self.conds]
+        return lambda s: all((f(s) is True) == holds for f, holds in fns)
+
     def decompose_always(self, arg, env, name):
         inner = strip(arg)
+        if is_op(inner, "=>") and not is_temporal(inner.arguments[0], env):
+            p, q = inner.arguments[0], strip(inner.arguments[1])
+            if is_op(q, "[]") and not is_temporal(q.arguments[0], env):
+                self.add("reach", name, [(p, env), (q.arguments[0], env)], everywhere=True)
+                return
+            if is_op(q, "<>") and is_op(strip(q.arguments[0]), "[]") \
+                    and not is_temporal(strip(q.arguments[0]).arguments[0], env):
+                self.add("settle", name, [(p, env), (strip(q.arguments[0]).arguments[0], env)],
+                         everywhere=True)
+                return
         if name_of(inner) == "SubscriptedAction" and inner.operator == "[":
             fn = self.model.compiler.transition_function(
                 _box_action(inner), env, "property_action")
-            self.obligations.append(Obligation("action", name, [fn]))
+            self.add_fns("action", name, [fn], inner, env)
+            return
+        if is_op(inner, "<>") and name_of(strip(inner.arguments[0])) == "SubscriptedAction":
+            fn = self.model.compiler.transition_function(strip(inner.arguments[0]), env,
+                                                         "property_step")
+            self.add_fns("often_step", name, [fn], inner, env)
             return
         if is_op(inner, "<>") and not is_temporal(inner.arguments[0], env):
             self.add("often", name, [(inner.arguments[0], env)])
@@ -126,8 +181,24 @@ class PropertyChecker:
         raise TLAError(f"unsupported form of temporal property {name}",
                        pos(arg, env.get(" path", "?")))
 
-    def add(self, kind, name, preds):
+    def add(self, kind, name, preds, everywhere=False):
+        """An obligation; under an enclosing condition only for the kinds that look at
+        initial states (`[]`-rooted ones are checked from every reachable state)."""
         fns = [self.model.state_fn(n, e) for n, e in preds]
+        cond = self.cond_fn()
+        if cond is not None and (everywhere or kind not in ("init", "eventually", "stable",
+                                                            "always")):
+            raise TLAError(f"unsupported form of temporal property {name}: a condition on "
+                           f"the initial state before this formula",
+                           pos(preds[0][0], preds[0][1].get(" path", "?")))
+        self.obligations.append(Obligation(kind, name, fns, cond))
+
+    def add_fns(self, kind, name, fns, node, env):
+        """An obligation on steps or fairness: refused under an initial-state condition."""
+        if self.conds:
+            raise TLAError(f"unsupported form of temporal property {name}: a condition on "
+                           f"the initial state before a step or fairness formula",
+                           pos(node, env.get(" path", "?")))
         self.obligations.append(Obligation(kind, name, fns))
 
     # --- checking --------------------------------------------------------------
@@ -137,6 +208,8 @@ class PropertyChecker:
         for o in self.obligations:
             if o.kind == "init":
                 for i in inits:
+                    if o.cond is not None and o.cond(states[i]) is not True:
+                        continue
                     if o.preds[0](states[i]) is not True:
                         return self.report(result, o, [i], None, explorer)
         if not self.needs_graph:
@@ -187,26 +260,36 @@ class Graph:
         self.states = explorer.states
         self.succ = [e or [] for e in explorer.edges]
         self.n = len(self.states)
-        self.fair = [self.fairness_facts(kind, action, sub) for kind, action, sub in fairness]
-        self.kinds = [kind for kind, _, _ in fairness]
+        self.fair = [self.fairness_facts(action, test, step, sub)
+                     for _, action, test, step, sub in fairness]
+        self.kinds = [f[0] for f in fairness]
 
-    def fairness_facts(self, kind, action, sub):
-        """(enabled[i], fair_targets[i]) for <<A>>_v."""
+    def fairness_facts(self, action, test, step, sub):
+        """(enabled[i], fair_targets[i]) for <<A>>_v; when A leaves variables unassigned,
+        `test` picks its steps among each state's successors (see Model.sub_action_fns)."""
         key = self.ex.key
         seen = self.ex.seen
+        st = self.states
         enabled = [False] * self.n
         targets = [()] * self.n
-        for i, s in enumerate(self.states):
+        for i, s in enumerate(st):
             vs = sub(s)
             out = []
-            action(s, out.append)
+            try:
+                action(s, out.append)
+            except TLAError:
+                out, test = [], step
             tset = set()
             for t in out:
                 if sub(t) != vs:
                     enabled[i] = True
-                    j = seen.get(t if key is None else key(t))
-                    if j is not None:
-                        tset.add(j)
+                    if test is None:
+                        j = seen.get(t if key is None else key(t))
+                        if j is not None:
+                            tset.add(j)
+            if test is not None:
+                tset = {j for j in self.succ[i] if test(s, st[j]) is True and sub(st[j]) != vs}
+                enabled[i] = enabled[i] or bool(tset)
             targets[i] = tset
         return enabled, targets
 
@@ -222,8 +305,12 @@ class Graph:
                     if fn(st[i], st[j]) is not True:
                         return self.ex.path_to(i) + [j], None
             return None
+        if o.kind == "reach":
+            return self.reach_bad(o, inits)
         if o.kind == "eventually":
             region = [o.preds[0](s) is not True for s in st]
+            if len(o.preds) > 1:
+                region = [r and o.preds[1](s) is True for r, s in zip(region, st, strict=True)]
             starts = [i for i in inits if region[i]]
             accept = None
         elif o.kind == "often":
@@ -235,19 +322,52 @@ class Graph:
             starts = list(inits)
             bad = [o.preds[0](s) is not True for s in st]
             accept = bad
+        elif o.kind == "settle":  # [](P => <>[]Q): from a P state, ~Q infinitely often
+            region = [True] * n
+            starts = [i for i in range(n) if o.preds[0](st[i]) is True]
+            accept = [o.preds[1](s) is not True for s in st]
         elif o.kind in ("wf", "sf"):
             return self.unfair_lasso(o)
+        elif o.kind == "often_step":
+            return self.without_steps(o.preds[0])
         else:  # leadsto
             p, q = o.preds
             region = [q(s) is not True for s in st]
             starts = [i for i in range(n) if region[i] and p(st[i]) is True]
             accept = None
+        if o.cond is not None:
+            starts = [i for i in starts if o.cond(st[i]) is True]
         return self.find_lasso(region, starts, accept, o.kind)
+
+    def reach_bad(self, o, inits):
+        """P => []Q: a path from a P state (an initial one, or any for [](P => []Q)) to a
+        state where Q fails."""
+        st = self.states
+        p, q = o.preds
+        pool = range(self.n) if o.cond is None else [i for i in inits if o.cond(st[i]) is True]
+        starts = [i for i in pool if p(st[i]) is True]
+        dist, parent = self.region_bfs([True] * self.n, starts)
+        bad = [i for i in dist if q(st[i]) is not True]
+        if not bad:
+            return None
+        i = min(bad, key=lambda j: (dist[j], j))
+        return self.prefix(i, dist, parent, "reach"), None
+
+    def without_steps(self, step):
+        """A fair behaviour that from some point on takes no step satisfying `step`."""
+        st = self.states
+        full = self.succ
+        self.succ = [[j for j in full[i] if step(st[i], st[j]) is not True]
+                     for i in range(self.n)]
+        try:
+            return self.find_lasso([True] * self.n, list(range(self.n)), None, "often_step")
+        finally:
+            self.succ = full
 
     def unfair_lasso(self, o):
         """A fair behaviour violating WF_v(A) / SF_v(A): no <<A>>_v step from some point on,
         while <<A>>_v stays enabled (WF) or is enabled infinitely often (SF)."""
-        enabled, targets = self.fairness_facts("", *o.preds)
+        enabled, targets = self.fairness_facts(*o.preds)
         full = self.succ
         self.succ = [[j for j in full[i] if j not in targets[i]] for i in range(self.n)]
         try:

@@ -6,10 +6,12 @@ or from SPECIFICATION, whose formula is split into an initial predicate,
 `[][Next]_vars` and WF_/SF_ fairness conjuncts (also under `\\A x \\in S`).
 Every cfg name is checked to exist; ASSUMEs are evaluated.
 """
+import sys
+
 from tla import _ast as tla_ast
 
 from .cfg import parse_cfg
-from .compiler import Compiler, NeedsState, name_of
+from .compiler import BUILTIN_FUNCS, BUILTIN_HIGHER, BUILTIN_VALUES, Compiler, NeedsState, name_of
 from .errors import TLAError
 from .frontend import Loader, canonical_op, pos
 from .scope import ArgB, ConstB, DefB, InstB, LazyRefB, VarB, build_scope, flatten_modules
@@ -41,16 +43,19 @@ class Model:
     def __init__(self, spec_path, cfg_path):
         self.spec_path = spec_path
         self.loader = Loader(spec_path)
+        self.loader.scoped_overrides = {}
         self.root = self.loader.root
         self.cfg = parse_cfg(cfg_path)
         self.cfg_path = cfg_path
         self.var_names = []
         self.compiler = Compiler(self.var_names)
+        self.compiler.loader = self.loader
         self.env = build_scope(self.loader, self.root, self.bind_decl)
         check_names(self.loader, self.root, self.env)
         self.apply_cfg_overrides()
         self.check_assumptions()
         self.fairness = []
+        self.assumptions_only = False
         self.init_nodes = []
         self.next_node = None
         self.vars_node = None
@@ -79,30 +84,62 @@ class Model:
         return self._env_proxy
 
     def apply_cfg_overrides(self):
+        """Replace definitions (and standard operators such as Nat or Seq) named by the cfg,
+        in every module scope; `X <- [M]op` only in the scopes of module M."""
         proxy = self.root_env_proxy()
         proxy.update(self.env)
         for name, target in self.cfg.substitutions.items():
-            if target not in self.env:
-                raise TLAError(f"the configuration substitutes {name} <- {target}, but {target} "
-                               f"is not defined", self.cfg.positions.get(target))
+            self.check_target(name, target)
+            if name not in self.env and not is_builtin(name):
+                warn(f"the configuration substitutes {name}, which the spec does not declare",
+                     self.cfg.positions.get(name))
+                continue
+            b = self.env.get(name)
+            if b is None or isinstance(b, DefB):
+                self.env[name] = self.override_binding(b, target, proxy)
+        for name, value in list(self.cfg.constants.items()):
             if name not in self.env:
-                raise TLAError(f"the configuration substitutes {name}, which is not declared",
-                               self.cfg.positions.get(name))
-            if isinstance(self.env[name], DefB):
-                self.env[name] = ArgB(ref_node(target), proxy)
-        for name, value in self.cfg.constants.items():
-            if name not in self.env:
-                raise TLAError(f"the configuration assigns {name}, which is not declared in "
-                               f"the spec", self.cfg.positions.get(name))
-            if isinstance(self.env[name], DefB):
+                warn(f"the configuration assigns {name}, which the spec does not declare",
+                     self.cfg.positions.get(name))
+                del self.cfg.constants[name]
+            elif isinstance(self.env[name], DefB):
                 self.env[name] = ConstB(self.compiler.inject(value, name))
         names = list(self.cfg.substitutions) + list(self.cfg.constants)
-        overridden = {n: self.env[n] for n in names}
-        for env in {id(b.env): b.env for b in self.env.values() if isinstance(b, DefB)}.values():
+        overridden = {n: self.env[n] for n in names if n in self.env}
+        envs = scope_envs(self.env)
+        for env in envs:
             for n, b in overridden.items():
-                if isinstance(env.get(n), DefB):
+                if isinstance(env.get(n), DefB) or (n not in env and is_builtin(n)):
                     env[n] = b
+        scoped = [(k, t, None) for k, t in self.cfg.scoped.items()] + \
+            [(k, None, v) for k, v in self.cfg.scoped_values.items()]
+        for (module, name), target, value in scoped:
+            where = self.cfg.positions.get(target or name)
+            mod = self.loader.get(module, where)
+            if mod is None:
+                raise TLAError(f"the configuration overrides {name} in the standard module "
+                               f"{module}, which is not supported", where)
+            if target is not None:
+                self.check_target(name, target)
+                binding = self.override_binding(self.env.get(name), target, proxy)
+            else:
+                binding = ConstB(self.compiler.inject(value, name))
+            self.loader.scoped_overrides.setdefault(module, {})[name] = binding
+            for env in envs:
+                if env.get(" path") == mod.path:
+                    env[name] = binding
         proxy.update(self.env)
+
+    def check_target(self, name, target):
+        if target not in self.env and not is_builtin(target):
+            raise TLAError(f"the configuration substitutes {name} <- {target}, but {target} "
+                           f"is not defined", self.cfg.positions.get(target))
+
+    def override_binding(self, old, target, proxy):
+        takes_args = old is None or bool(getattr(old, "params", None))
+        if takes_args or not isinstance(self.env.get(target), DefB):
+            return LazyRefB(target, proxy)
+        return ArgB(ref_node(target), proxy)
 
     def definition(self, name, what):
         b = self.env.get(name)
@@ -143,6 +180,8 @@ class Model:
             if self.next_node is None:
                 raise TLAError(f"SPECIFICATION {cfg.spec} has no [][Next]_vars conjunct",
                                cfg.positions.get(cfg.spec))
+        elif not cfg.init and not cfg.next:
+            self.assumptions_only = True  # as TLC: evaluate the ASSUMEs, explore nothing
         else:
             if not cfg.init or not cfg.next:
                 raise TLAError("the configuration needs INIT and NEXT, or SPECIFICATION")
@@ -194,6 +233,13 @@ class Model:
     def compile_units(self):
         c = self.compiler
         cfg = self.cfg
+        if self.assumptions_only:
+            self.init_fn = lambda s, emit: None
+            self.next_fn = self.next_labeled = lambda s, emit: None
+            self.invariants, self.constraints, self.action_constraints = [], [], []
+            self.view_fn, self.symmetry, self.check_deadlock = None, [], False
+            cfg.properties = []
+            return
         self.init_fn = self.compile_init()
         next_node, next_env = self.next_node
         self.next_fn = c.action_function(next_node, next_env, "action")
@@ -220,21 +266,17 @@ class Model:
         self.check_deadlock = cfg.check_deadlock
 
     def compile_init(self):
-        fns = []
-        # Init conjuncts are compiled as one action in "init" mode.
-        node = conjunction([n for n, _ in self.init_nodes])
-        envs = {id(e) for _, e in self.init_nodes}
-        if len(envs) == 1:
-            fns.append(self.compiler.action_function(node, self.init_nodes[0][1], "init",
-                                                     what="init"))
-            return fns[0]
-        first = self.compiler.action_function(self.init_nodes[0][0], self.init_nodes[0][1],
-                                              "init", what="init")
-        rest = [self.compiler.state_function(n, e) for n, e in self.init_nodes[1:]]
-
-        def init(s, emit):
-            first(None, lambda t: emit(t) if all(f(t) for f in rest) else None)
-        return init
+        """The initial predicate's conjuncts as one action in "init" mode; conjuncts from
+        different scopes (a definition inside an INSTANCE, or a `PrintT(x) /\\ Spec`)
+        are referred to by name from one scope."""
+        if len({id(e) for _, e in self.init_nodes}) == 1:
+            node, env = conjunction([n for n, _ in self.init_nodes]), self.init_nodes[0][1]
+        else:
+            env = dict(self.env)
+            for i, (n, e) in enumerate(self.init_nodes):
+                env[f" init{i}"] = ArgB(n, e)
+            node = conjunction([ref_node(f" init{i}") for i in range(len(self.init_nodes))])
+        return self.compiler.action_function(node, env, "init", what="init")
 
     def symmetry_maps(self, name):
         try:
@@ -280,6 +322,40 @@ class Model:
     def action_fn(self, node, env, labels=False):
         return self.compiler.action_function(node, env, "action", labels=labels)
 
+    def sub_action_fns(self, node, env):
+        """(enumerator, step test or None, step test) for an action under fairness: the
+        test (s, t) -> bool comes second when the action does not assign every variable,
+        so its steps among a state's successors are found by testing each edge; the
+        third is used where the enumerator cannot run (an action on expressions
+        substituted through INSTANCE): enabled then means a successor satisfies it."""
+        partial = []
+        fn = self.compiler.action_function(node, env, "action", what="fair", partial=partial)
+        test = self.compiler.transition_function(node, env, "fair_step")
+        return fn, (test if partial else None), test
+
+
+def is_builtin(name):
+    return name in BUILTIN_FUNCS or name in BUILTIN_HIGHER or name in BUILTIN_VALUES
+
+
+def warn(message, where):
+    """TLC goes on after these cfg mistakes; so do we, saying so on stderr."""
+    print(f"Warning: {str(TLAError(message, where))}", file=sys.stderr)
+
+
+def scope_envs(env):
+    """Every environment a definition of the model is compiled in (instances included)."""
+    found, todo = {}, [env]
+    while todo:
+        e = todo.pop()
+        if id(e) in found:
+            continue
+        found[id(e)] = e
+        for b in e.values():
+            if isinstance(b, (DefB, InstB)):
+                todo.append(b.env)
+    return list(found.values())
+
 
 def conjunction(nodes):
     if len(nodes) == 1:
@@ -309,6 +385,10 @@ def is_temporal(node, env, depth=0):
     kind = name_of(node)
     if kind == "Fairness":
         return True
+    if kind == "SubexpressionReference":
+        b = instance_target(node, env)
+        if isinstance(b, DefB) and not b.params:
+            return is_temporal(b.node.definiens, b.env, depth + 1)
     if kind == "OperatorApplication":
         if canonical_op(node.operator) in TEMPORAL_OPS:
             return True
@@ -333,6 +413,17 @@ def is_temporal(node, env, depth=0):
                     if hasattr(sub, "symbol") and is_temporal(sub, env, depth + 1):
                         return True
     return False
+
+
+def instance_target(node, env):
+    """The binding `I!Op` names (None when it is not a plain chain of instances)."""
+    b = None
+    for item in node.items:
+        name = item if isinstance(item, str) else getattr(item, "operator", None)
+        if name is None or (b is not None and not isinstance(b, InstB)):
+            return None
+        b = (env if b is None else b.env).get(name)
+    return b
 
 
 def expand_forall(compiler, node, env):

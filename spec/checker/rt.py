@@ -18,8 +18,10 @@ from .values import (
     RecSet,
     SeqSet,
     SubsetSet,
+    UnionSet,
     check_comparable,
     enum,
+    is_finite,
     is_set,
     kind,
     make_fn,
@@ -67,6 +69,8 @@ def union(a, b):
         if a and b:
             check_comparable(next(iter(a)), next(iter(b)))
         return a | b
+    if not (is_finite(a) and is_finite(b)):
+        return UnionSet((a, b))
     return mkset(enum(a) | enum(b))
 
 
@@ -99,8 +103,11 @@ def subseteq(a, b):
 
 
 def setunion(s):
+    members = enum(s)
+    if any(isinstance(e, LazySet) and not e.finite for e in members):
+        return UnionSet(members)
     out = frozenset()
-    for e in enum(s):
+    for e in members:
         out = union(out, e)
     return out
 
@@ -460,3 +467,107 @@ def bag_union(s):
     for b in enum(s):
         out = bag_add(out, b)
     return out
+
+
+# --- Randomization (and TLC's RandomElement): one generator with a fixed seed ------
+# TLC draws fresh random numbers on each run; we draw from RANDOM_SEED so that every
+# run explores the same model (the seed is printed in the checker's text output).
+
+RANDOM_SEED = 0
+_random = __import__("random").Random(RANDOM_SEED)
+
+
+def random_element(s):
+    items = sorted(enum(s), key=sort_key)
+    if not items:
+        raise TLAError("RandomElement of the empty set")
+    return items[_random.randrange(len(items))]
+
+
+def random_subset(k, s):
+    items = sorted(enum(s), key=sort_key)
+    check_int(k)
+    if not 0 <= k <= len(items):
+        raise TLAError(f"RandomSubset: {k} is not between 0 and the size of the set")
+    return frozenset(_random.sample(items, k))
+
+
+def random_set_of_subsets(k, n, s):
+    """k draws of subsets of s in which each element is kept with probability n / |s|."""
+    items = sorted(enum(s), key=sort_key)
+    check_int(k)
+    check_int(n)
+    p = n / len(items) if items else 0
+    return frozenset(frozenset(e for e in items if _random.random() < p) for _ in range(k))
+
+
+def random_subset_set(k, prob, s):
+    items = sorted(enum(s), key=sort_key)
+    p = float(prob)
+    return frozenset(frozenset(e for e in items if _random.random() < p) for _ in range(k))
+
+
+# --- Json ----------------------------------------------------------------------------
+
+def to_json_value(v):
+    """A TLA+ value as a JSON-ready Python value: sequences become arrays, records and
+    other functions objects (keys shown as strings), sets arrays in the value order."""
+    if v.__class__ in (bool, int, str):
+        return v
+    if v.__class__ is tuple:
+        return [to_json_value(e) for e in v]
+    if v.__class__ is FnDict:
+        return {k if k.__class__ is str else show(k): to_json_value(x) for k, x in v.d.items()}
+    if v.__class__ is ModelValue:
+        return str(v)
+    if is_set(v):
+        return [to_json_value(e) for e in sorted(enum(v), key=sort_key)]
+    return show(v)
+
+
+def from_json_value(v):
+    if isinstance(v, list):
+        return tuple(from_json_value(e) for e in v)
+    if isinstance(v, dict):
+        return make_fn({k: from_json_value(x) for k, x in v.items()})
+    if isinstance(v, float):
+        raise TLAError("JSON numbers must be integers")
+    return v
+
+
+def to_json(v):
+    import json
+    return json.dumps(to_json_value(v), separators=(",", ":"))
+
+
+def json_serialize(path, v):
+    import json
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(to_json_value(v), fh)
+    return True
+
+
+def ndjson_serialize(path, v):
+    import json
+    with open(path, "w", encoding="utf-8") as fh:
+        for e in seq(v, "ndJsonSerialize"):
+            fh.write(json.dumps(to_json_value(e)) + "\n")
+    return True
+
+
+def json_deserialize(path):
+    import json
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return from_json_value(json.load(fh))
+    except (OSError, ValueError) as exc:
+        raise TLAError(f"JsonDeserialize({path!r}): {exc}") from None
+
+
+def ndjson_deserialize(path):
+    import json
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return tuple(from_json_value(json.loads(line)) for line in fh if line.strip())
+    except (OSError, ValueError) as exc:
+        raise TLAError(f"ndJsonDeserialize({path!r}): {exc}") from None

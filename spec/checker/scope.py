@@ -7,6 +7,8 @@ instantiated module whose constants and variables are bound by-name to the
 substituted expressions of the instantiating scope. The key " path" holds the
 file that positions in the scope refer to.
 """
+from tla import _ast as tla_ast
+
 from .errors import TLAError
 from .frontend import pos
 
@@ -114,6 +116,8 @@ def build_scope(loader, module, bind_decl):
     for mod in modules:
         mod_env = env if mod is module else dict(env, **{" path": mod.path})
         add_definitions(loader, mod, mod_env, env)
+        # cfg overrides scoped to this module (`Nat <- [M]Op`): see Model
+        mod_env.update(getattr(loader, "scoped_overrides", {}).get(mod.name, {}))
     return env
 
 
@@ -126,6 +130,12 @@ def add_definitions(loader, mod, mod_env, target):
             else:
                 target[unit.name] = DefB(unit, mod_env, unit.name in mod.recursive)
                 mod_env[unit.name] = target[unit.name]
+        elif kind == "Axiom" and getattr(unit, "name", None):
+            # ASSUME Name == expr also defines Name
+            node = tla_ast.OperatorDefinition(name=unit.name, arity=None,
+                                              definiens=unit.expression, local=False,
+                                              function=False, start=unit.start, end=unit.end)
+            target[unit.name] = mod_env[unit.name] = DefB(node, mod_env)
         elif kind == "Instance":
             inst = instance_binding(loader, unit, mod_env, mod.path)
             for name, b in inst.env.items():
@@ -142,6 +152,8 @@ def instance_binding(loader, node, outer_env, path):
     substitutions = {w.name: w.expression for w in (node.with_substitution or [])}
 
     def bind_decl(name, kind, where, index):
+        if name in substitutions and getattr(where[1], "arguments", None):
+            return operator_argument(substitutions[name], outer_env)
         if name in substitutions:
             return ArgB(substitutions[name], outer_env)
         if name in outer_env:
@@ -150,6 +162,17 @@ def instance_binding(loader, node, outer_env, path):
                        pos(node, path))
 
     return InstB(build_scope(loader, sub, bind_decl))
+
+
+def operator_argument(expr, env):
+    """The binding for an operator constant `Op(_)` substituted by a name or a LAMBDA."""
+    kind = type(expr).__name__
+    if kind == "Lambda":
+        return LambdaB(expr, env)
+    if kind == "OperatorApplication" and not expr.arguments:
+        return LazyRefB(expr.operator, env)
+    raise TLAError("an operator constant must be substituted by an operator name or LAMBDA",
+                   pos(expr, env.get(" path", "?")))
 
 
 class LazyRefB:

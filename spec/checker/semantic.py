@@ -15,7 +15,7 @@ from .scope import DefB, flatten_modules
 
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
 KNOWN = set(BUILTIN_FUNCS) | set(BUILTIN_HIGHER) | set(BUILTIN_VALUES) | {
-    "TLCGet", "TLCSet", "JavaTime", "Any", "TRUE", "FALSE"} | set(_langdef.KEYWORDS)
+    "TLCGet", "TLCSet", "JavaTime", "Any", "TRUE", "FALSE", "Trace"} | set(_langdef.KEYWORDS)
 BINDERS = {"Quantification": "declarations", "SetComprehension": "declarations",
            "Function": "declaration", "SetSlice": "declaration", "Choose": "declaration",
            "TemporalQuantification": "declarations"}
@@ -29,19 +29,24 @@ PROVIDES = {"Naturals": {"Naturals"}, "Integers": {"Integers", "Naturals"},
             "FiniteSets": {"FiniteSets", "Naturals", "Sequences"},
             "TLC": {"TLC", "Naturals", "Sequences", "FiniteSets"},
             "Bags": {"Bags", "Naturals", "FiniteSets", "Sequences", "TLC"}}
-for _ext in ("TLCExt", "SequencesExt", "FiniteSetsExt"):
+for _ext in ("TLCExt", "SequencesExt", "FiniteSetsExt", "Json", "Randomization"):
     PROVIDES[_ext] = {"TLC", "Naturals", "Sequences", "FiniteSets", _ext}
 HOME = {}
 for _name in ("Nat", "+", "-", "*", "^", "<", ">", "<=", ">=", "=<", "\\leq", "\\geq", "%",
               "\\div", ".."):
     HOME[_name] = "Naturals"
 HOME["Int"] = "Integers"
+for _name in ("RandomSubset", "RandomSetOfSubsets", "RandomSubsetSet"):
+    HOME[_name] = "Randomization"
+for _name in ("ToJson", "ToJsonArray", "ToJsonObject", "JsonSerialize", "JsonDeserialize",
+              "ndJsonSerialize", "ndJsonDeserialize"):
+    HOME[_name] = "Json"
 for _name in ("Seq", "Len", "Append", "Head", "Tail", "SubSeq", "SelectSeq", "\\o", "\\circ"):
     HOME[_name] = "Sequences"
 for _name in ("Cardinality", "IsFiniteSet"):
     HOME[_name] = "FiniteSets"
 for _name in (":>", "@@", "Print", "PrintT", "Assert", "Permutations", "TLCGet", "TLCSet",
-              "ToString", "JavaTime", "SortSeq", "TLCEval"):
+              "ToString", "JavaTime", "SortSeq", "TLCEval", "RandomElement"):
     HOME[_name] = "TLC"
 for _name in ("EmptyBag", "IsABag", "BagToSet", "SetToBag", "BagIn", "CopiesIn",
               "BagCardinality", "BagUnion", "(+)", "(-)", "\\oplus", "\\ominus", "\\sqsubseteq"):

@@ -82,10 +82,17 @@ class LazySet:
     finite = True
 
     def __eq__(self, other):
+        if not self.finite or (isinstance(other, LazySet) and not other.finite):
+            return self is other or (other.__class__ is self.__class__
+                                     and self.shape() == other.shape())
         return is_set(other) and enum(self) == enum(other)
 
     def __hash__(self):
-        return hash(enum(self))
+        return hash(enum(self)) if self.finite else hash(self.shape())
+
+    def shape(self):
+        """What an infinite set is built from: equal shapes, equal sets."""
+        return id(self)
 
     def enumerate(self):
         raise TLAError(f"cannot enumerate the infinite set {self.describe()}")
@@ -170,6 +177,10 @@ class SubsetSet(LazySet):
 
     def __init__(self, base):
         self.base = base
+        self.finite = is_finite(base)
+
+    def shape(self):
+        return ("SUBSET", self.base)
 
     def contains(self, x):
         if not is_set(x):
@@ -194,6 +205,10 @@ class FnSet(LazySet):
         self.dom = dom
         self.cod = cod
         self._tuple_len = None
+        self.finite = is_finite(dom) and (is_finite(cod) or not enum(dom))
+
+    def shape(self):
+        return ("->", self.dom, self.cod)
 
     def tuple_len(self):
         """n when the domain is 1..n (so members are tuples), else -1."""
@@ -225,6 +240,8 @@ class FnSet(LazySet):
 
     def enumerate(self):
         keys = sorted(enum(self.dom), key=sort_key)
+        if not keys:
+            return frozenset([make_fn({})])
         vals = sorted(enum(self.cod), key=sort_key)
         return frozenset(make_fn(dict(zip(keys, combo, strict=False)))
                          for combo in product(vals, repeat=len(keys)))
@@ -238,6 +255,10 @@ class RecSet(LazySet):
 
     def __init__(self, fields):
         self.fields = fields  # dict name -> set
+        self.finite = all(is_finite(v) for v in fields.values())
+
+    def shape(self):
+        return ("[]", tuple(sorted(self.fields.items())))
 
     def contains(self, r):
         if r.__class__ is not FnDict or set(r.d) != set(self.fields):
@@ -248,6 +269,28 @@ class RecSet(LazySet):
         names = list(self.fields)
         pools = [sorted(enum(self.fields[k]), key=sort_key) for k in names]
         return frozenset(FnDict(dict(zip(names, combo, strict=False))) for combo in product(*pools))
+
+
+class UnionSet(LazySet):
+    """UNION S where some member of S is infinite: membership only."""
+
+    finite = False
+
+    def __init__(self, sets):
+        self.sets = sets
+
+    def contains(self, x):
+        return any(member(x, s) for s in self.sets)
+
+    def shape(self):
+        return ("UNION", frozenset(self.sets))
+
+    def describe(self):
+        return "UNION of infinite sets"
+
+
+def is_finite(s):
+    return not isinstance(s, LazySet) or s.finite
 
 
 class RecFn:

@@ -25,6 +25,13 @@ Two inputs are accepted:
 Both return a ``TraceResult``: ``ok``, ``steps`` checked, and for the first step that is
 not a spec step its ``index`` and a one-line ``explanation``. ``check(doc)`` adapts a
 simulator trace document (sim/TRACES.md) to ``{"valid", "anomalies"}``.
+
+The journal input is judged without the kernel's code: entries are folded into the spec's
+record by ``fold`` below (the fields each entry records), never by the kernel's replay, so
+a bug in the kernel cannot reach its own judge. The spec is compiled once per process and
+per (dedupes, queryable) pair: the lookup lag only matters to the target's visibility,
+which a trace step never models (lookup answers come from the trace), so it is not part of
+the model's key; ``warm()`` compiles every tier up front (before a pool forks).
 """
 from __future__ import annotations
 
@@ -39,7 +46,6 @@ from kernel import (
     Authorize,
     Capabilities,
     Dispatch,
-    Effect,
     KernelError,
     LookupAnswer,
     Propose,
@@ -47,13 +53,17 @@ from kernel import (
     Recover,
     Send,
     Timing,
-    stale_premises,
 )
-from kernel.machine import apply_entry, proposal_of
 from spec.checker.values import FnDict
 from spec.conformance import specgraph
-from spec.conformance.mapping import NO_ANS, NO_REC, record
 
+
+def record(**fields: Any) -> FnDict:
+    return FnDict(fields)
+
+
+NO_REC = record(st="NONE", pay=0, att=0, first=-1, claim=0, ex="false")  # as Kernel.tla's
+NO_ANS = record(found=False, asked=-1)
 ORIGIN = 2**40  # "now" after the shift: far above any time a run can produce
 NO_EVIDENCE = -2  # a late answer without asked_at: before every claim, so never evidence
 TIERS = {1: (True, False), "t1": (True, False), "t1q": (True, True), 2: (False, True),
@@ -64,8 +74,8 @@ TIERS = {1: (True, False), "t1": (True, False), "t1q": (True, True), 2: (False, 
 class Step:
     action: str                   # the spec action this kernel step must be
     now: int
-    before: Effect | None
-    after: Effect | None
+    before: Any  # a kernel Effect, or a Rec folded from the journal (same field names)
+    after: Any
     lease_live: bool = True
     premises_hold: bool = True
     lookup: tuple[bool, int] | None = None  # (found, asked_at) held by the worker
@@ -91,9 +101,21 @@ class TraceResult:
 # ---------------------------------------------------------------- the spec side
 
 
-@functools.lru_cache(maxsize=64)
 def model_for(caps: Capabilities, timing: Timing):
-    """Kernel.tla with one effect and one worker, under a run's capabilities and timing."""
+    """Kernel.tla with one effect and one worker, under a run's capabilities and timing
+    (compiled once per process for each distinct key; the lookup lag is not part of it)."""
+    return _model(caps.dedupes, caps.queryable, caps.dedup_window, timing)
+
+
+def warm(capabilities: Iterable[Capabilities], timing: Timing) -> None:
+    """Compile the spec for each of these capabilities now (e.g. before forking workers)."""
+    for caps in capabilities:
+        model_for(caps, timing)
+
+
+@functools.lru_cache(maxsize=64)
+def _model(dedupes: bool, queryable: bool, window: int, timing: Timing):
+    caps = Capabilities(dedupes, queryable, window, 0)
     return specgraph.load_model({
         "Keys": {1}, "Amounts": {1, 2}, "Workers": {1}, "Dedupes": caps.dedupes,
         "Queryable": caps.queryable, "SendTimeout": timing.send_timeout,
@@ -110,12 +132,12 @@ def shift(t: int | None, now: int) -> int:
     return -1 if t is None or t < 0 else t - now + ORIGIN
 
 
-def rec_at(e: Effect | None, now: int) -> FnDict:
+def rec_at(e: Any, now: int) -> FnDict:
     if e is None:
         return NO_REC
     claim = shift(e.claim_until, now) if e.attempts else 0  # 0: never sent
-    return record(st=e.state.value, pay=1, att=e.attempts, first=shift(e.first_sent_at, now),
-                  claim=claim, ex=e.executed.value)
+    return record(st=str(e.state), pay=1, att=e.attempts, first=shift(e.first_sent_at, now),
+                  claim=claim, ex=str(e.executed))
 
 
 def spec_state(model, s: Step) -> tuple:
@@ -133,7 +155,7 @@ def spec_state(model, s: Step) -> tuple:
 Outcome = tuple[FnDict, bool | None, tuple[int, int] | None]
 
 
-@functools.lru_cache(maxsize=200_000)
+@functools.lru_cache(maxsize=50_000)  # bounded: memory stays flat over a long sweep
 def allowed(model, action: str, state: tuple) -> frozenset[Outcome]:
     """What the spec's ``action`` may do from ``state``: (rec, alarm, request sent)."""
     names = model.var_names
@@ -195,7 +217,7 @@ def show_outcome(o: Outcome, now: int) -> str:
 
 def mismatch(s: Step, got: Outcome, options: frozenset[Outcome]) -> str:
     allowed_text = "; ".join(sorted(show_outcome(o, s.now) for o in options)) or "nothing"
-    before = s.before.state.value if s.before is not None else "(new)"
+    before = str(s.before.state) if s.before is not None else "(new)"
     return (f"{s.what}: from {before} the kernel went to {show_outcome(got, s.now)}, "
             f"but the spec's {s.action} allows: {allowed_text}")
 
@@ -215,10 +237,13 @@ def run(steps: Iterable[tuple[Any, Step]]) -> TraceResult:
 # ---------------------------------------------------------------- input 1: kernel steps
 
 
-def observed(ev: Any, e: Effect) -> tuple[bool, bool]:
+def observed(ev: Any, e: Any) -> tuple[bool, bool]:
     p = e.proposal
-    live = ev.lease.live(ev.now) and ev.lease.id == p.lease
-    return live, not stale_premises(p.premises, ev.facts)
+    live = not ev.lease.revoked and ev.now < ev.lease.expires_at and ev.lease.id == p.lease
+    return live, all(ev.facts.get(k, _UNSEEN) == v for k, v in p.premises.items())
+
+
+_UNSEEN = object()  # a fact nobody observed: unequal to every value
 
 
 def sent_of(commands: Sequence[Any]) -> tuple[int, int] | None:
@@ -303,9 +328,47 @@ def entry_lookup(entry: Mapping[str, Any]) -> tuple[bool, int] | None:
     return None if raw is None else (raw["found"], raw["asked_at"])
 
 
-def journal_step(before: Effect | None, entry: Mapping[str, Any]) -> Step:
+@dataclass(frozen=True, slots=True)
+class Rec:
+    """What the spec's ``rec`` holds for one effect, folded from journal entries alone."""
+
+    state: str
+    attempts: int = 0
+    first_sent_at: int | None = None
+    claim_until: int = 0
+    executed: str = "false"
+
+
+def fold(rec: Rec | None, entry: Mapping[str, Any]) -> Rec | None:
+    """The record after one journal entry, from the fields the entry itself records."""
+    kind = entry["kind"]
+    if kind == "PROPOSED":
+        return rec or Rec("PROPOSED")
+    if rec is None or kind == "REJECTED":
+        return rec
+    if kind == "AUTHORIZED":
+        return Rec("AUTHORIZED", rec.attempts, rec.first_sent_at, rec.claim_until, rec.executed)
+    if kind == "DISPATCHED":
+        return Rec("DISPATCHED", entry["attempt"], entry["first_sent_at"], entry["claim_until"],
+                   "unknown")
+    if kind in ("COMMITTED", "REFUSED", "AMBIGUOUS"):
+        executed = {"COMMITTED": "true", "AMBIGUOUS": "unknown"}.get(
+            kind, str(entry.get("executed", "false")))
+        return Rec(kind, rec.attempts, rec.first_sent_at, rec.claim_until, executed)
+    confirms = kind == "LATE" and (entry.get("answer") == "ack" or entry.get("found") is True)
+    if confirms and rec.executed == "unknown":
+        return Rec(rec.state, rec.attempts, rec.first_sent_at, rec.claim_until, "true")
+    return rec
+
+
+def setup_of(entry: Mapping[str, Any]) -> tuple[Capabilities, Timing]:
+    """The capabilities and timing a PROPOSED entry records."""
+    return Capabilities(**entry["capabilities"]), Timing(**entry["timing"])
+
+
+def journal_step(before: Rec | None, entry: Mapping[str, Any]) -> Step:
     kind, now = entry["kind"], entry["ts"]
-    after = apply_entry(before, entry)
+    after = fold(before, entry)
     live, holds = entry_checks(entry)
     common = {"now": now, "before": before, "after": after, "alerted": None,
               "what": f"line {entry['seq'] + 1} {kind}"}
@@ -313,8 +376,8 @@ def journal_step(before: Effect | None, entry: Mapping[str, Any]) -> Step:
         common["sent"] = (entry["attempt"], entry["deadline"])
     if kind in ("PROPOSED", "REJECTED"):
         return Step("Propose", amount=2 if kind == "REJECTED" else 1, **common)
-    if before is not None and before.state.value in ("PROPOSED", "AUTHORIZED"):
-        action = "Authorize" if before.state.value == "PROPOSED" else "Dispatch"
+    if before is not None and before.state in ("PROPOSED", "AUTHORIZED"):
+        action = "Authorize" if before.state == "PROPOSED" else "Dispatch"
         return Step(action, lease_live=live, premises_hold=holds, **common)
     if kind == "COMMITTED" and entry["via"] == "ack":
         return Step("Ack", attempt=entry.get("attempt", 1), **common)
@@ -331,7 +394,7 @@ def journal_step(before: Effect | None, entry: Mapping[str, Any]) -> Step:
 def validate_journal(entries: Sequence[Mapping[str, Any]]) -> TraceResult:
     """Check each sealed journal entry as one kernel step of Kernel.tla, each effect under
     the capabilities and timing its PROPOSED entry records."""
-    effects: dict[str, Effect | None] = {}
+    effects: dict[str, Rec | None] = {}
     models: dict[str, Any] = {}
     steps = []
     for entry in entries:
@@ -340,8 +403,7 @@ def validate_journal(entries: Sequence[Mapping[str, Any]]) -> TraceResult:
             if entry["kind"] != "PROPOSED":
                 return TraceResult(False, len(steps), len(steps), f"line {entry['seq'] + 1}: "
                                    f"{entry['kind']} for an effect never proposed")
-            p = proposal_of(entry)
-            models[eid] = model_for(p.capabilities, p.timing)
+            models[eid] = model_for(*setup_of(entry))
         step = journal_step(effects.get(eid), entry)
         steps.append((models[eid], step))
         effects[eid] = step.after

@@ -5,7 +5,8 @@ built there by viewer.build.main() from the repository's results/, so what the p
 compared with the very JSON the simulator wrote (and the repository's own viewer/ is never
 touched). Each test opens index.html from disk (file://, no server), fails on any console
 error or uncaught exception, and drives the page the way a reader would: clicking a fault and
-a tier, playing with the space bar, stepping with the arrow keys, opening the sweep. The
+a tier, playing with the space bar, stepping with the arrow keys, opening the sweep, following
+a link, opening a `--replay --json` file. The
 screenshots go to $VIEWER_SCREENSHOTS or <tmp>/viewer-screenshots (printed; CI keeps them).
 Skips with its reason when chromium or Playwright is missing; never downloads a browser.
 """
@@ -30,6 +31,8 @@ RESULTS = ROOT / "results"
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
+PAGE_FILES = ("index.html", "viewer.js", "sweep_view.js")
+REPLAY_SEEDS = 40
 SHOTS = Path(os.environ.get("VIEWER_SCREENSHOTS",
                             Path(tempfile.gettempdir()) / "viewer-screenshots"))
 
@@ -46,9 +49,10 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not (RESULTS / "traces" / "index.json").exists():
         pytest.fail("results/traces/index.json is missing: run `python run_all.py` first")
     site = tmp_path_factory.mktemp("viewer")
-    for name in ("index.html", "viewer.js"):
+    for name in PAGE_FILES:
         shutil.copy(ROOT / "viewer" / name, site / name)
-    assert build.main(RESULTS, site / "traces.js") == 0
+    # replays of the first REPLAY_SEEDS sweep seeds only: the whole sweep takes ~30 s to replay
+    assert build.main(RESULTS, site / "traces.js", replay_limit=REPLAY_SEEDS) == 0
     SHOTS.mkdir(parents=True, exist_ok=True)
     print(f"\nviewer screenshots: {SHOTS}")
     return site
@@ -78,6 +82,7 @@ class Page:
         assert self.errors == [], f"console errors: {self.errors}"
 
 
+
 def _hash(fault: str, tier: str, systems: str, play: bool = False) -> str:
     return f"#fault={quote(fault)}&tier={tier}&systems={systems}" + ("" if play else "&play=0")
 
@@ -89,19 +94,48 @@ def _run(fault: str, system: str, tier: str) -> dict:
     return json.loads((RESULTS / "traces" / entry["file"]).read_text(encoding="utf-8"))
 
 
+def _cases() -> list[dict]:
+    lines = (RESULTS / "sweep_cases.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(x) for x in lines if x.strip()]
+
+
+def _cell(case: dict, name: str) -> dict:
+    raw = case["cells"][name]
+    if isinstance(raw, list):
+        return {"refunded": raw[0], "outcome": raw[1], "reasons": raw[2]}
+    return raw
+
+
 def _cursor(page: object) -> int:
     return int(page.get_attribute("body", "data-cursor"))
+
+
+def _ready(page: object) -> None:
+    page.wait_for_selector("body[data-ready=true]", timeout=10_000)
+
+
+def _value(panel: object, testid: str) -> str:
+    return panel.locator(f"[data-testid={testid}]").first.get_attribute("data-value")
 
 
 def test_pick_a_fault_and_tier_play_to_the_end_and_match_the_results(browser, site):
     fault, tier = "manual refund during outage", "t2"
     pg = Page(browser, site, "#play=0")
     page = pg.page
+    _ready(page)
     page.click(f"#fault-list button[data-fault='{fault}']")
+    _ready(page)
+    assert "support refunds the customer by hand" in page.inner_text("#caption"), \
+        "picking a fault describes it"
+    page.wait_for_function("Number(document.body.dataset.cursor) >= 1", timeout=5_000)
     page.check(f"#tier-{tier}")
+    _ready(page)
     page.check("#sys-durable")
+    _ready(page)
     assert page.locator("article.run").count() == 3
     page.select_option("#speed", "8")
+    page.locator("body").focus()
+    page.evaluate("document.activeElement.blur()")
     page.keyboard.press("Home")
     page.keyboard.press(" ")
     page.wait_for_selector("body[data-done='true']", timeout=30_000)
@@ -109,11 +143,20 @@ def test_pick_a_fault_and_tier_play_to_the_end_and_match_the_results(browser, si
     for system in ("naive", "durable", "kernel"):
         run = _run(fault, system, tier)
         panel = page.locator(f"article.run[data-system='{system}']")
-        money = panel.locator("[data-testid=money]")
-        assert money.locator("[data-testid=refunded]").get_attribute("data-value") == \
-            str(run["refunded"])
-        assert money.locator("[data-testid=verdict]").get_attribute("data-value") == run["verdict"]
-        assert money.locator("[data-testid=outcome]").get_attribute("data-value") == run["outcome"]
+        assert _value(panel, "refunded") == str(run["refunded"])
+        assert _value(panel, "verdict") == run["verdict"]
+        assert _value(panel, "outcome") == run["outcome"]
+        # the world's refund by hand is shown apart from what the system moved
+        assert _value(panel, "by-hand") == str(run["metrics"]["by_hand"])
+        assert _value(panel, "by-system") == str(run["metrics"]["by_system"])
+        sentence = panel.locator("[data-testid=why]").inner_text()
+        assert f"${run['metrics']['by_system']} moved by the system" in sentence, sentence
+        if run["metrics"]["by_hand"]:
+            assert "by hand (the world, not the system)" in sentence
+        if system == "durable":
+            kinds = [r["kind"] for r in run["journal"]]
+            shown = panel.locator(".disk li").all_inner_texts()
+            assert [x.split()[0] for x in shown] == kinds, "every engine record, results too"
         if system != "kernel":
             continue
         cards = panel.locator("dl.receipt")
@@ -122,24 +165,41 @@ def test_pick_a_fault_and_tier_play_to_the_end_and_match_the_results(browser, si
             for name in ("proposed", "authorized", "executed", "recorded", "final", "reason"):
                 shown = cards.nth(i).locator(f"dd[data-field={name}]").get_attribute("data-value")
                 assert json.loads(shown) == receipt[name], name
-        state = page.get_attribute("#diagram-svg", "data-state")
-        assert state == run["receipts"][-1]["final"]
-        assert page.locator("#diagram-svg g.node[data-current=true]").count() == 1
+        assert page.get_attribute("#diagram-svg", "data-state") == run["receipts"][-1]["final"]
     pg.close()
 
 
-def test_keyboard_steps_and_the_intent_is_on_disk_before_the_send(browser, site):
+def test_keys_act_on_the_timeline_only_when_no_control_has_focus(browser, site):
     fault, tier = "crash before ack", "t1"
     run = _run(fault, "kernel", tier)
     pg = Page(browser, site, _hash(fault, tier, "kernel"))
     page = pg.page
+    _ready(page)
     assert _cursor(page) == 0
-    page.keyboard.press("ArrowRight")
-    page.keyboard.press("ArrowRight")
-    page.keyboard.press("ArrowRight")
+    for _ in range(3):
+        page.keyboard.press("ArrowRight")
     assert _cursor(page) == 3
     page.keyboard.press("ArrowLeft")
     assert _cursor(page) == 2
+    page.focus("#sys-naive")
+    page.keyboard.press(" ")  # toggles the checkbox, must not play
+    _ready(page)
+    assert page.is_checked("#sys-naive")
+    time.sleep(0.6)
+    assert _cursor(page) == 0 and not page.evaluate("window.viewer.state.playing")
+    page.focus("#tier-t1")
+    page.keyboard.press("ArrowRight")  # moves the radio to t1d, must not step the timeline
+    _ready(page)
+    assert page.is_checked("#tier-t1d") and _cursor(page) == 0
+    page.evaluate("document.activeElement.blur()")
+    page.keyboard.press("t")
+    page.keyboard.press("t")
+    page.keyboard.press("t")
+    _ready(page)
+    assert page.is_checked("#tier-t1")
+    page.uncheck("#sys-naive")
+    _ready(page)
+    page.evaluate("document.activeElement.blur()")
     kinds = [(e["actor"], e["kind"]) for e in run["events"]]
     dispatched = kinds.index(("journal", "DISPATCHED"))
     send = kinds.index(("network", "send"))
@@ -147,55 +207,149 @@ def test_keyboard_steps_and_the_intent_is_on_disk_before_the_send(browser, site)
     while _cursor(page) < dispatched + 1:
         page.keyboard.press("ArrowRight")
     panel = page.locator("article.run[data-system=kernel]")
-    vis = panel.locator(f".scroll g.glyph[data-i='{dispatched}']").get_attribute("visibility")
-    assert vis == "visible"
-    assert panel.locator(f".scroll g.glyph[data-i='{send}']").get_attribute("visibility") == \
-        "hidden"
+    assert panel.locator(f"g.glyph[data-i='{dispatched}']").get_attribute("visibility") == "visible"
+    assert panel.locator(f"g.glyph[data-i='{send}']").get_attribute("visibility") == "hidden"
     assert "DISPATCHED" in panel.locator(".disk li").last.inner_text()
     assert page.get_attribute("#diagram-svg", "data-state") == "DISPATCHED"
-    page.screenshot(path=str(SHOTS / "desktop-dispatched-before-send.png"), full_page=True)
     page.keyboard.press("End")
     assert page.get_attribute("body", "data-done") == "true"
     page.keyboard.press("Home")
-    assert _cursor(page) == 0
     page.keyboard.press(" ")
     page.wait_for_function("Number(document.body.dataset.cursor) >= 2", timeout=5_000)
     page.keyboard.press(" ")
     paused = _cursor(page)
-    time.sleep(1.0)
+    time.sleep(0.8)
     assert _cursor(page) == paused, "space must pause"
     pg.close()
 
 
-def test_first_visit_autoplays_the_telling_run_and_reads_at_narrow_width(browser, site):
+def test_one_time_axis_cut_waits_zoom_arrows_and_a_clicked_mark(browser, site):
+    fault, tier = "crash before ack", "t1"
+    pg = Page(browser, site, _hash(fault, tier, "naive,kernel"))
+    page = pg.page
+    _ready(page)
+    page.keyboard.press("End")
+    xs = page.evaluate("""() => [...document.querySelectorAll('article.run')].map(a => {
+        const ev = window.viewer.shown().find(r => r.id === a.dataset.run).events;
+        const i = ev.findIndex(e => e.actor === 'world' && e.kind === 'crash');
+        return [ev[i].t, a.querySelector(`g.glyph[data-i='${i}']`).getBoundingClientRect().x
+                - a.getBoundingClientRect().x];
+    })""")
+    (t1, x1), (t2, x2) = xs
+    assert t1 == t2 and abs(x1 - x2) < 1.5, f"the same instant at different places: {xs}"
+    cuts = page.locator("article.run[data-system=kernel] g.cut text").evaluate_all(
+        "els => els.map(e => e.textContent)")
+    assert any("960 ms" in c for c in cuts), cuts  # the outage's wait, cut short with its length
+    assert page.locator("article.run[data-system=kernel] line.msg[visibility=visible]").count() >= 2
+    naive = page.locator("article.run[data-system=naive]")
+    assert naive.locator("g.part").get_attribute("visibility") == "visible"
+    assert page.locator("article.run[data-system=kernel] g.part").count() == 1
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 1400, "the timeline must fit: nothing hides behind a sideways scroll"
+    before = naive.locator("g.glyph[data-i='3']").bounding_box()["x"]
+    page.click("#zoom-in")
+    assert page.inner_text("#zoom-level") == "2.0\u00d7"
+    assert naive.locator("g.glyph[data-i='3']").bounding_box()["x"] != before
+    assert page.locator("#overview rect.window").count() == 1
+    page.click("#zoom-fit")
+    kernel = _run(fault, "kernel", tier)
+    i = [e["kind"] for e in kernel["events"]].index("DISPATCHED")
+    page.locator(f"article.run[data-system=kernel] g.glyph[data-i='{i}']").click()
+    shown = json.loads(page.locator("article.run[data-system=kernel] [data-testid=event-json]")
+                       .inner_text().split("\njournal entry:")[0])
+    want = {k: v for k, v in kernel["events"][i].items()}
+    assert shown == want
+    insp = page.locator("article.run[data-system=kernel] .inspect").inner_text()
+    assert "effect state: AUTHORIZED \u2192 DISPATCHED" in insp and "journal entry #2" in insp
+    page.screenshot(path=str(SHOTS / "desktop-inspect-a-mark.png"))
+    pg.close()
+
+
+def test_first_visit_plays_the_telling_run_with_its_why_and_reads_at_390px(browser, site):
     pg = Page(browser, site)
     page = pg.page
+    _ready(page)
     current = page.locator("#fault-list button[aria-current=true]")
     assert current.get_attribute("data-fault") == "crash before ack"
     assert page.is_checked("#tier-t1")
-    assert [page.locator("article.run").nth(i).get_attribute("data-system")
-            for i in range(page.locator("article.run").count())] == ["naive", "kernel"]
+    assert [a.get_attribute("data-system") for a in page.locator("article.run").all()] == \
+        ["naive", "kernel"]
     page.wait_for_function("Number(document.body.dataset.cursor) >= 3", timeout=5_000)
-    assert "Exactly-once" in page.inner_text("h1")
-    assert page.locator("#legend-list li").count() >= 10
-    page.screenshot(path=str(SHOTS / "desktop-first-visit.png"))
+    loaded = page.evaluate("[...document.scripts].map(s => s.src)")
+    scripts = sorted(n.rsplit("/", 1)[-1] for n in loaded if n.endswith(".js"))
+    assert scripts == ["crash-before-ack.js", "sweep_view.js", "traces.js", "viewer.js"], \
+        f"the first screen loads only what it shows: {scripts}"
+    page.screenshot(path=str(SHOTS / "desktop-1440-first-visit.png"))
+    page.keyboard.press("End")
+    naive = page.locator("article.run[data-system=naive]")
+    why = naive.locator("[data-testid=why]").inner_text()
+    assert "lost the answer" in why and "$40 moved by the system for $20 approved" in why, why
     pg.close()
-    narrow = Page(browser, site, _hash("crash before ack", "t1", "naive,kernel"), width=390,
-                  height=844)
+    narrow = Page(browser, site, "", width=390, height=844)
     page = narrow.page
+    _ready(page)
+    first = page.locator("article.run").first.bounding_box()
+    assert first["y"] < 844, f"the story starts {first['y']:.0f} px down at 390 px"
+    page.screenshot(path=str(SHOTS / "narrow-390-first-visit.png"))
     page.keyboard.press("End")
     width = page.evaluate("document.documentElement.scrollWidth")
-    assert width <= 392, f"the page scrolls sideways at 390 px ({width} px wide)"
-    page.screenshot(path=str(SHOTS / "narrow-390px-full.png"), full_page=True)
-    page.locator("article.run[data-system=kernel]").scroll_into_view_if_needed()
-    page.screenshot(path=str(SHOTS / "narrow-390px-kernel.png"))
+    assert width <= 390, f"the page scrolls sideways at 390 px ({width} px wide)"
+    page.click("#sweep summary")
+    page.wait_for_selector("body[data-sweep=ready]", timeout=10_000)
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 390, f"the open sweep scrolls sideways at 390 px ({width} px wide)"
+    page.screenshot(path=str(SHOTS / "narrow-390-full.png"), full_page=True)
     narrow.close()
 
 
-def test_the_whole_sweep_loads_in_under_two_seconds(browser, site):
+def test_the_legend_names_every_mark_the_runs_use(browser, site):
+    """Every (actor, kind) of the fixed table and of the first sweep replays has a legend line."""
+    index = json.loads((RESULTS / "traces" / "index.json").read_text(encoding="utf-8"))
+    used = set()
+    for entry in index["traces"]:
+        doc = json.loads((RESULTS / "traces" / entry["file"]).read_text(encoding="utf-8"))
+        used |= {(e["actor"], e["kind"]) for e in doc["events"]}
+    chunk = (site / "replays" / "s0000.js").read_text(encoding="utf-8").split("\n", 1)[1]
+    codes = json.loads(chunk.split("] = ", 1)[1][:-2])["codes"]
+    used |= {(c["actor"], c["kind"]) for c in codes if isinstance(c, dict) and "actor" in c}
     pg = Page(browser, site, _hash("happy path", "t1", "kernel"))
     page = pg.page
-    page.wait_for_load_state("load")
+    _ready(page)
+    named = set()
+    for li in page.locator("#legend-list li[data-actor]").all():
+        for kind in li.get_attribute("data-kinds").split():
+            named.add((li.get_attribute("data-actor"), kind))
+    assert used - named == set(), f"marks missing from the legend: {sorted(used - named)}"
+    assert page.locator("#coding").is_hidden(), "no coding data, no coding section"
+    pg.close()
+
+
+def test_an_ambiguous_run_says_so_in_the_run_and_the_fault_list(browser, site):
+    fault, tier = "crash before ack", "t3"
+    run = _run(fault, "kernel", tier)
+    assert run["outcome"].startswith("AMBIGUOUS") and run["verdict"] == "ok"
+    pg = Page(browser, site, _hash(fault, tier, "naive,kernel"))
+    page = pg.page
+    _ready(page)
+    page.keyboard.press("End")
+    panel = page.locator("article.run[data-system=kernel]")
+    assert panel.get_attribute("data-outcome") == "AMBIGUOUS"
+    badge = panel.locator("[data-testid=badge]")
+    assert "AMBIGUOUS" in badge.inner_text() and "amb" in badge.get_attribute("class")
+    note = panel.locator("[data-testid=ambiguous-note]").inner_text()
+    assert "a person must reconcile this" in note
+    assert "a person must reconcile this" in panel.locator("[data-testid=why]").inner_text()
+    mark = page.locator(f"#fault-list button[data-fault='{fault}'] .mark").last
+    assert mark.get_attribute("data-outcome") == "AMBIGUOUS" and mark.inner_text() == "K?"
+    page.screenshot(path=str(SHOTS / "desktop-ambiguous.png"))
+    pg.close()
+
+
+def test_the_sweep_counts_ambiguous_apart_filters_sorts_and_plays_a_case(browser, site):
+    cases = _cases()
+    pg = Page(browser, site, _hash("happy path", "t1", "kernel"))
+    page = pg.page
+    _ready(page)
     page_ms = page.evaluate("performance.getEntriesByType('navigation')[0].loadEventEnd")
     start = time.perf_counter()
     page.click("#sweep summary")
@@ -203,93 +357,195 @@ def test_the_whole_sweep_loads_in_under_two_seconds(browser, site):
     wall_ms = (time.perf_counter() - start) * 1000
     load_ms = page.evaluate("window.VIEWER_SWEEP_LOAD_MS")
     render_ms = page.evaluate("window.VIEWER_SWEEP_RENDER_MS")
-    cases = page.evaluate("window.VIEWER_SWEEP.cases.length")
-    size = (site / "sweep.js").stat().st_size // 1024
-    print(f"\nsweep: {cases} cases, sweep.js {size} KiB: script load+parse {load_ms:.0f} ms, "
-          f"render {render_ms:.0f} ms, click to ready {wall_ms:.0f} ms; the page itself "
-          f"(traces.js {(site / 'traces.js').stat().st_size // 1024} KiB) loaded in "
-          f"{page_ms:.0f} ms (headless chromium)")
-    (SHOTS / "sweep-timing.json").write_text(json.dumps(
-        {"cases": cases, "kib": size, "load_ms": round(load_ms), "render_ms": round(render_ms),
+    print(f"\nsweep: {len(cases)} cases: script load+parse {load_ms:.0f} ms, render "
+          f"{render_ms:.0f} ms, click to ready {wall_ms:.0f} ms; first screen loaded in "
+          f"{page_ms:.0f} ms (traces.js {(site / 'traces.js').stat().st_size // 1024} KiB)")
+    (SHOTS / "timing.json").write_text(json.dumps(
+        {"cases": len(cases), "load_ms": round(load_ms), "render_ms": round(render_ms),
          "click_to_ready_ms": round(wall_ms), "page_load_ms": round(page_ms)},
         sort_keys=True) + "\n")
     assert wall_ms < 2000 and page_ms < 2000
-    lines = (RESULTS / "sweep_cases.jsonl").read_text(encoding="utf-8").splitlines()
-    assert cases == len([x for x in lines if x.strip()])
-    case = json.loads(lines[17])
-    page.fill("#sweep-seed", str(case["seed"]))
-    page.click("#sweep-form button[type=submit]")
-    assert page.get_attribute("#sweep-case", "data-seed") == str(case["seed"])
-    page.locator("#sweep-case td.cell").last.click()
-    command = page.inner_text("[data-testid=replay-command]")
-    assert command == f"python run_all.py --replay {case['seed']} --system kernel --tier t3 --json"
-    page.locator("#sweep").scroll_into_view_if_needed()
-    page.screenshot(path=str(SHOTS / "desktop-sweep-case.png"))
+    amb = sum("AMBIGUOUS" in _cell(c, "kernel/t3")["outcome"] and not _cell(c, "kernel/t3")
+              ["reasons"] for c in cases)
+    td = page.locator("[data-testid=sweep-summary] td[data-cell='kernel/t3']")
+    assert td.get_attribute("data-ambiguous") == str(amb) and amb > 0
+    assert "AMBIGUOUS" in td.inner_text() and "amb" in td.get_attribute("class")
+    page.select_option("#f-system", "kernel")
+    page.select_option("#f-tier", "t3")
+    page.select_option("#f-outcome", "amb")
+    assert page.get_attribute("[data-testid=sweep-count]", "data-value") == str(amb)
+    page.select_option("#f-system", "naive")
+    page.select_option("#f-outcome", "fail")
+    page.select_option("#f-sort", "dollars-desc")
+    top = page.locator(".runs-table tr[data-seed]").first
+    most = max(_cell(c, "naive/t3")["refunded"] for c in cases if _cell(c, "naive/t3")["reasons"])
+    assert f"${most}" in top.inner_text()
+    page.select_option("#f-sort", "seed")
+    row = page.locator(".runs-table tr[data-seed]").first
+    seed = int(row.get_attribute("data-seed"))
+    row.locator("a.play-link").click()
+    _ready(page)
+    assert f"seed={seed}" in page.url and "Sweep case, seed " + str(seed) in \
+        page.inner_text("#caption")
+    assert page.inner_text("[data-testid=replay-command]") == \
+        f"python run_all.py --replay {seed} --system naive --tier t3 --json"
+    page.screenshot(path=str(SHOTS / "desktop-sweep.png"))
+    pg.close()
+
+
+def test_a_sweep_case_opens_from_its_link_with_both_timelines_marked(browser, site):
+    cases = [c for c in _cases() if c["seed"] < REPLAY_SEEDS]
+    case = next(c for c in cases if _cell(c, "naive/t1")["reasons"])
+    seed = case["seed"]
+    pg = Page(browser, site, f"#seed={seed}&tier=t1&systems=naive,kernel&step=3")
+    page = pg.page
+    _ready(page)
+    assert _cursor(page) == 3, "the link's step"
+    page.evaluate("document.activeElement.blur()")
+    page.keyboard.press("End")
+    from sim import sweep as simsweep
+
+    for system in ("naive", "kernel"):
+        panel = page.locator(f"article.run[data-system={system}]")
+        cell = _cell(case, f"{system}/t1")
+        shown = page.evaluate(f"""window.viewer.shown().find(r => r.system === '{system}')
+            .events.map(e => [e.t, e.actor, e.kind, e.label])""")
+        want = simsweep.replay(seed, system, "t1")["events"]
+        assert shown == [[e["t"], e["actor"], e["kind"], e["label"]] for e in want]
+        assert _value(panel, "refunded") == str(cell["refunded"])
+        assert _value(panel, "outcome") == cell["outcome"]
+        assert panel.locator("g.part").count() == 1, "the divergence, marked on both"
+    page.click("#copy-link")
+    link = page.input_value("#link-box")
+    assert f"seed={seed}" in link and "step=" in link and "tier=t1" in link
+    page.screenshot(path=str(SHOTS / "desktop-sweep-case-from-link.png"))
+    pg.close()
+
+
+def test_a_replay_json_file_opens_from_the_file_picker(browser, site, tmp_path):
+    from sim import sweep as simsweep
+    from sim import trace
+
+    doc = simsweep.replay(7, "kernel", "t3")
+    path = tmp_path / "replay.json"
+    path.write_text(trace.dumps(doc), encoding="utf-8")
+    pg = Page(browser, site, _hash("happy path", "t1", "kernel"))
+    page = pg.page
+    _ready(page)
+    page.set_input_files("#file-input", str(path))
+    page.wait_for_function("document.querySelector('#caption').innerText.includes('file')")
+    _ready(page)
+    page.evaluate("document.activeElement.blur()")
+    page.keyboard.press("End")
+    panel = page.locator("article.run").first
+    assert panel.get_attribute("data-run") == doc["id"]
+    assert _value(panel, "refunded") == str(doc["refunded"])
+    assert _value(panel, "outcome") == doc["outcome"]
+    other = simsweep.replay(11, "naive", "t1")  # dropped on the page, like a file from a desktop
+    page.evaluate("""(text) => {
+        const dt = new DataTransfer();
+        dt.items.add(new File([text], 'dropped.json', {type: 'application/json'}));
+        document.dispatchEvent(new DragEvent('drop', {dataTransfer: dt, bubbles: true}));
+    }""", trace.dumps(other))
+    page.wait_for_function(f"document.querySelector('article.run') && "
+                           f"document.querySelector('article.run').dataset.run === '{other['id']}'")
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"no": "events"}', encoding="utf-8")
+    page.set_input_files("#file-input", str(bad))
+    page.wait_for_function("document.querySelector('#warnings').innerText.includes('bad.json')")
     pg.close()
 
 
 def test_every_fixed_table_run_plays_to_its_recorded_totals(browser, site):
-    """All faults x tiers with all four systems shown, walked with the [ ] and t keys."""
+    """All faults x tiers with all four systems shown, each played to its end in the page."""
     index = json.loads((RESULTS / "traces" / "index.json").read_text(encoding="utf-8"))
     want = {(t["fault"], t["system"], t["tier"]): t for t in index["traces"]}
     pg = Page(browser, site, _hash(index["faults"][0], index["tiers"][0],
                                    ",".join(index["systems"])))
     page = pg.page
-    seen = set()
-    for _fault in index["faults"]:
-        for _tier in index["tiers"]:
-            page.keyboard.press("End")
-            got = page.evaluate("""() => ({
-                fault: document.querySelector('#fault-list button[aria-current=true]')
-                    .dataset.fault,
-                tier: document.querySelector('input[name=tier]:checked').value,
+    _ready(page)
+    page.keyboard.press("]")  # the fault keys, once each way
+    _ready(page)
+    assert page.evaluate("window.viewer.state.fault") == index["faults"][1]
+    page.keyboard.press("[")
+    _ready(page)
+    got = page.evaluate("""async ([faults, tiers]) => {
+        const v = window.viewer, out = [];
+        const ready = () => new Promise((ok) => {
+            const poll = () => document.body.dataset.ready === 'true' ? ok() : setTimeout(poll, 5);
+            poll(); });
+        for (const fault of faults) for (const tier of tiers) {
+            v.state.fault = fault; v.state.tier = tier; v.state.source = 'fixed';
+            v.select({});
+            await ready();
+            v.seek(v.merged().length);
+            out.push({fault, tier, current: document.querySelector(
+                '#fault-list button[aria-current=true]').dataset.fault,
                 runs: [...document.querySelectorAll('article.run')].map(a => {
-                    const v = (s) => a.querySelector(`[data-testid=${s}]`).dataset.value;
-                    return {id: a.dataset.run, refunded: v('refunded'), verdict: v('verdict'),
-                            outcome: v('outcome')};
-                })})""")
-            fault, tier, shown = got["fault"], got["tier"], got["runs"]
-            assert len(shown) == len(index["systems"])
-            for item, system in zip(shown, index["systems"], strict=True):
-                entry = want[(fault, system, tier)]
-                assert item["id"] == entry["id"]
-                assert (item["refunded"], item["verdict"], item["outcome"]) == \
-                    (str(entry["refunded"]), entry["verdict"], entry["outcome"])
-                seen.add(entry["id"])
-            page.keyboard.press("t")
-        page.keyboard.press("]")
+                    const g = (s) => a.querySelector(`[data-testid=${s}]`).dataset.value;
+                    return {id: a.dataset.run, refunded: g('refunded'), verdict: g('verdict'),
+                            outcome: g('outcome')}; })});
+        }
+        return out; }""", [index["faults"], index["tiers"]])
+    seen = set()
+    for view in got:
+        assert view["current"] == view["fault"]
+        assert len(view["runs"]) == len(index["systems"])
+        for item, system in zip(view["runs"], index["systems"], strict=True):
+            entry = want[(view["fault"], system, view["tier"])]
+            assert item["id"] == entry["id"]
+            assert (item["refunded"], item["verdict"], item["outcome"]) == \
+                (str(entry["refunded"]), entry["verdict"], entry["outcome"])
+            seen.add(entry["id"])
     assert seen == set(t["id"] for t in index["traces"])
     pg.close()
 
 
-def test_a_traced_sweep_cell_plays_its_full_timeline(browser, tiny_results, tmp_path):
-    """A site built from the tiny results, whose seed 17 has two traced cells."""
-    for name in ("index.html", "viewer.js"):
+def test_a_traced_sweep_cell_and_a_shrunk_story_play(browser, tiny_results, tmp_path):
+    """A site built from the tiny results: seed 17 has two traced cells; stories from results/."""
+    for name in PAGE_FILES:
         shutil.copy(ROOT / "viewer" / name, tmp_path / name)
-    assert build.main(tiny_results, tmp_path / "traces.js") == 0
-    pg = Page(browser, tmp_path, _hash("crash before ack", "t1", "kernel"))
+    shutil.copy(RESULTS / "shrunk.json", tiny_results / "shrunk.json")
+    cell = {"id": "rename_break/kernel", "row": "rename_break", "guarantee": "original",
+            "system": "kernel", "verdict": "ok", "harms": [], "landed": ["post_url"],
+            "outcomes": {"0:post_url": "REFUSED premise_stale"},
+            "trace": {"events": [
+                {"t": 0, "actor": "agent", "kind": "submit", "label": "unit post_url"},
+                {"t": 40, "actor": "world", "kind": "rename", "label": "slugify renamed"},
+                {"t": 90, "actor": "journal", "kind": "REFUSED", "label": "REFUSED premise"}],
+                "journal": []}}
+    (tiny_results / "coding_traces.json").write_text(json.dumps([cell]), encoding="utf-8")
+    assert build.main(tiny_results, tmp_path / "traces.js", jobs=1) == 0
+    (tiny_results / "coding_traces.json").unlink()
+    pg = Page(browser, tmp_path, "#seed=17&tier=t3&systems=naive,kernel")
     page = pg.page
-    page.click("#sweep summary")
-    page.wait_for_selector("body[data-sweep=ready]")
-    page.fill("#sweep-seed", "17")
-    page.click("#sweep-form button[type=submit]")
-    buttons = page.locator("#sweep-case button.play-sweep")
-    assert buttons.count() == 2
-    buttons.last.click()  # kernel at t3
-    page.wait_for_selector("article.run[data-system=kernel]")
-    assert page.is_checked("#tier-t3")
+    _ready(page)
     assert "seed 17" in page.inner_text("#caption")
     page.keyboard.press("End")
     doc = json.loads((tiny_results / "traces" / "sweep" / "17__kernel__t3.json").read_text())
     panel = page.locator("article.run[data-system=kernel]")
-    assert panel.locator("[data-testid=refunded]").get_attribute("data-value") == \
-        str(doc["refunded"])
-    assert panel.locator("[data-testid=verdict]").get_attribute("data-value") == doc["verdict"]
+    assert _value(panel, "refunded") == str(doc["refunded"])
+    assert _value(panel, "verdict") == doc["verdict"]
     final = panel.locator("dl.receipt").last.locator("dd[data-field=final]")
     assert json.loads(final.get_attribute("data-value")) == doc["receipts"][-1]["final"]
-    assert "seed=17" in page.url
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / "desktop-sweep-timeline.png"))
     page.click("#fault-list button[data-fault='crash before ack']")
+    _ready(page)
     assert "seed 17" not in page.inner_text("#caption")
+    page.click("#coding summary")  # the coding-agents scenario, in the same page
+    page.locator("[data-testid=coding-table] button").first.click()
+    page.wait_for_function("document.querySelector('#caption').innerText.includes('Coding')")
+    _ready(page)
+    assert page.locator("article.run").count() == 1
+    assert page.locator("article.run g.glyph").count() == 3
+    stories = json.loads((RESULTS / "shrunk.json").read_text(encoding="utf-8"))["stories"]
+    story = next(s for s in stories if s["found"])
+    page.goto((tmp_path / "index.html").as_uri() +
+              f"#story=shrunk-{story['system']}&tier={story['failing_tiers'][0]}")
+    page.wait_for_function("document.querySelector('#caption').innerText.includes('Shrunk')")
+    _ready(page)
+    page.evaluate("document.activeElement.blur()")
+    page.keyboard.press("End")
+    panel = page.locator(f"article.run[data-system={story['system']}]")
+    assert _value(panel, "refunded") == str(story["refunded"])
+    assert page.locator("article.run[data-system=kernel]").count() == 1
     pg.close()

@@ -30,22 +30,39 @@ def _data(text: str, name: str) -> dict:
     return json.loads(body[len(prefix):-2])
 
 
+def _added(text: str) -> dict:
+    """The value a ``(window.X = window.X || {})[key] = value;`` file adds."""
+    body = text.split("\n", 1)[1]
+    assert body.endswith(";\n")
+    return json.loads(body.split("] = ", 1)[1][:-2])
+
+
+def _fault_runs(folder: Path, data: dict) -> dict:
+    runs: dict = {}
+    for name in data["fault_files"].values():
+        runs.update(_added((folder / name).read_text(encoding="utf-8")))
+    return runs
+
+
 def test_build_writes_data_that_agrees_with_the_runs(tiny_results: Path, tmp_path: Path):
     out = tmp_path / "viewer" / "traces.js"
     assert build.main(tiny_results, out) == 0
     data = _data(out.read_text(encoding="utf-8"), "VIEWER_DATA")
     assert data["warnings"] == []
-    assert sorted(data["runs"]) == sorted(f"crash-before-ack__{s}__t1" for s in ("kernel", "naive"))
-    for run in data["runs"].values():
+    assert "runs" not in data, "the first screen loads one fault's runs, not all"
+    assert data["fault_files"] == {"crash before ack": "faults/crash-before-ack.js"}
+    runs = _fault_runs(out.parent, data)
+    assert sorted(runs) == sorted(f"crash-before-ack__{s}__t1" for s in ("kernel", "naive"))
+    for run in runs.values():
         source = json.loads((tiny_results / "traces" / f"{run['id']}.json").read_text())
         assert run["events"] == source["events"]
         assert len(run["money"]) == len(run["events"])
         assert run["money"][-1] == source["refunded"]
-    k = data["runs"]["crash-before-ack__kernel__t1"]
+    k = runs["crash-before-ack__kernel__t1"]
     assert k["receipt_steps"], "a kernel run must carry receipts per journal entry"
     assert k["receipt_steps"][-1][1] == k["receipts"]
     assert [s[1][0]["final"] for s in k["receipt_steps"]][-1] == "COMMITTED"
-    assert data["runs"]["crash-before-ack__naive__t1"]["receipt_steps"] == []
+    assert runs["crash-before-ack__naive__t1"]["receipt_steps"] == []
     assert data["diagram"]["edges"] == [list(e) for e in kernel.edges()]
     ids = {n["id"] for n in data["diagram"]["nodes"]}
     assert ids == {"(new)"} | {s.value for s in kernel.State}
@@ -85,7 +102,10 @@ def test_same_results_give_the_same_bytes(tiny_results: Path, tmp_path: Path):
     a, b = tmp_path / "a" / "traces.js", tmp_path / "b" / "traces.js"
     build.main(tiny_results, a)
     build.main(tiny_results, b)
-    for name in ("traces.js", "sweep.js", "sweep_traces.js"):
+    names = sorted(str(p.relative_to(a.parent)) for p in a.parent.rglob("*.js"))
+    assert "replays/s0000.js" in names and "faults/crash-before-ack.js" in names
+    assert names == sorted(str(p.relative_to(b.parent)) for p in b.parent.rglob("*.js"))
+    for name in names:
         first = (a.parent / name).read_bytes()
         assert first == (b.parent / name).read_bytes()
         assert str(tiny_results).encode() not in first, "no absolute paths in the data"
@@ -104,3 +124,26 @@ def test_command_line_help(argv: list[str]):
                          text=True, timeout=60)
     assert res.returncode == 0, res.stderr
     assert "--results" in res.stdout and "--out" in res.stdout
+
+
+def test_failing_sweep_runs_replay_from_their_seeds_into_compact_chunks(tiny_results: Path,
+                                                                       tmp_path: Path):
+    """Seed 17's naive/t3 run fails in the tiny sweep: its compact timeline, decoded, is the
+    simulator's own run (sim.sweep.replay), and the kernel beside it is there too."""
+    from sim import sweep as simsweep
+
+    build.main(tiny_results, tmp_path / "traces.js", jobs=1)
+    index = _data((tmp_path / "sweep_traces.js").read_text(encoding="utf-8"),
+                  "VIEWER_SWEEP_TRACES")["replays"]
+    chunk = _added((tmp_path / index["files"]["0"]).read_text(encoding="utf-8"))
+    keys = set(chunk["runs"]) | set(chunk["same"])
+    assert {"17|naive|t3", "17|kernel|t3", "0|naive/t1".replace("/", "|")} <= keys
+    row = chunk["runs"][chunk["same"].get("17|naive|t3", "17|naive|t3")]
+    codes = chunk["codes"]
+    flat = row[0]
+    times = flat[0::2]
+    events = [dict(codes[c], t=t) for t, c in zip(times, flat[1::2], strict=True)]
+    want = simsweep.replay(17, "naive", "t3")
+    assert [(e["t"], e["actor"], e["kind"], e["label"]) for e in events] == \
+        [(e["t"], e["actor"], e["kind"], e["label"]) for e in want["events"]]
+    assert row[5][0] == want["refunded"] and codes[row[5][2]] == want["reasons"]

@@ -1,0 +1,147 @@
+"""The kernel system of the coding table: the claims kernel driving the repository target.
+
+How it works. A unit's change is planned on the tree it read (``gate.repo.plan``: after-images,
+before-image digests, normalised symbol digests of what it reads and defines, digests of its
+verifying tests) and proposed with its coordination: the items it writes (claimed, fenced),
+the symbols it reads (overlaps recorded), its cost against the shared budget, its plan
+version, and ``verify``. Every Authorize, Dispatch and Recover carries the journal-wide view
+folded from the journal at that instant (``kernel.view.fold``) and the plan's current
+version. A Blocked admission waits and asks again. A send carries the fencing token, and the
+target journals the change's images before writing. An ack makes the change LANDED; the
+control plane runs the repository's tests itself and steps the result; a failure restores
+the before-images. After a crash, the target first completes half-written changes forward
+(its image journal), then the kernel recovers every open unit from the journal alone.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gate import repo as grepo
+from gate import symbols
+from kernel import (
+    Authorize,
+    Coordination,
+    Dispatch,
+    Lookup,
+    Plan,
+    Proposal,
+    Propose,
+    Recover,
+    Reply,
+    State,
+    Verification,
+)
+from kernel.view import fold
+from sim.coding.model import merge
+from sim.coding.story import CAPS, UNITS, WORK, Job
+from sim.coding.systems import CLAIM_TTL, POLL, CodingWorker, Original, Proc, payload_of
+from sim.tiers import TIMING
+
+VERIFY_MS = 300  # ms the control plane's test run takes
+
+
+class KernelSystem(Original):
+    fencing = True
+
+    def __init__(self) -> None:
+        super().__init__("kernel")
+
+    def handle(self, node: Any, job: Job, rerun: bool) -> Proc:
+        kw = self.worker(node)
+        unit, story = job.unit, node.story
+        node.decide(job, rerun)
+        tree = story.repo.tree()
+        writes = merge(tree, list(unit.ops))
+        change, premises = grepo.plan(tree, unit.name, writes, unit.tests)
+        premises["tests:untouched"] = "yes"
+        lease = story.lease(unit.agent, node.now)
+        cap = story.plan.cap
+        coordination = Coordination(
+            writes=change.items, reads=tuple(f"sym:{n}" for n in symbols.reads(tree, writes)),
+            ttl=max(1, min(CLAIM_TTL, lease.expires_at - node.now)),
+            budget="shared" if cap is not None else None,
+            cost=unit.cost if cap is not None else 0, cap=cap or 0, plan=unit.plan,
+            plan_version=story.plan_version(unit.plan, node.now), verify=True)
+        proposal = Proposal(payload=payload_of(unit, change, journaled=True), premises=premises,
+                            lease=lease.id, capabilities=CAPS, timing=TIMING, target="repo",
+                            coordination=coordination)
+        eid = proposal.effect_id
+        story.changes[eid] = change
+        for cmd in kw.apply(Propose(node.now, proposal)):
+            if isinstance(cmd, Reply):
+                node.complete(job, cmd.outcome)
+                return
+        yield from self.authorize(kw, job, eid)
+        if kw.state(eid) is State.AUTHORIZED:
+            yield node.wait(WORK)
+        yield from kw.advance(eid)
+        self.finish(kw, job, eid)
+
+    def authorize(self, kw: CodingWorker, job: Job, eid: str) -> Proc:
+        node = kw.node
+        while kw.state(eid) is State.PROPOSED:
+            blocked = [c for c in kw.apply(self.event(kw, eid, State.PROPOSED, None), eid)
+                       if type(c).__name__ == "Blocked"]
+            if not blocked:
+                return
+            until = min(b.until for b in blocked)
+            node.log("kernel", "blocked", f"{job.unit.name} waits: {', '.join(blocked[0].items)} "
+                                          f"claimed until {until}")
+            yield node.wait_until(min(until, node.now + POLL))
+
+    def facts(self, kw: CodingWorker, eid: str, names: list[str]) -> dict[str, Any]:
+        story = kw.node.story
+        tree = story.repo.tree()
+        change = kw.change(eid)
+        own = grepo.own_landed(tree, change, story.repo.befores(change))
+        out: dict[str, Any] = grepo.facts(tree, [n for n in names if n != "tests:untouched"],
+                                          own)
+        if "tests:untouched" in names:
+            out["tests:untouched"] = "no" if change.edits_own_tests() else "yes"
+        return out
+
+    def event(self, kw: CodingWorker, eid: str, state: State, lookup: Lookup | None) -> Any:
+        node = kw.node
+        if node.disk.length != kw.chain.seq:
+            kw.load()
+        effect = kw.effects.by_id[eid]
+        unit = UNITS[effect.proposal.payload["unit"]]
+        lease = node.story.lease(unit.agent, node.now)
+        facts = self.facts(kw, eid, list(effect.proposal.premise_names))
+        view = fold(node.disk.entries)
+        plan = Plan(unit.plan, node.story.plan_version(unit.plan, node.now))
+        if state is State.PROPOSED:
+            return Authorize(node.now, lease, facts, view=view, plan=plan, seq=kw.chain.seq)
+        if state is State.AUTHORIZED:
+            return Dispatch(node.now, lease, facts, view=view, plan=plan)
+        return Recover(node.now, lease, facts, lookup, view=view, plan=plan)
+
+    def command(self, kw: CodingWorker, eid: str, cmd: Any) -> Proc:
+        node, story = kw.node, kw.node.story
+        kind = type(cmd).__name__
+        if kind == "Verify":
+            result = story.repo.verify()
+            node.log("kernel", "verify", f"the control plane runs the tests: {result}")
+            yield node.wait(VERIFY_MS)
+            for extra in kw.apply(Verification(node.now, result), eid):
+                yield from self.command(kw, eid, extra)
+        elif kind == "Restore":
+            change = kw.change(eid)
+            story.repo.restore(change)
+            story.restored.append((change.unit, node.now))
+            node.log("target", "restore", f"before-images of {change.unit} restored")
+
+    def admit(self, kw: CodingWorker, job: Job, change: grepo.Change, eid: str) -> str | None:
+        return None  # admission is the kernel's (Authorize with the journal-wide view)
+
+    def finish(self, kw: CodingWorker, job: Job, eid: str) -> None:
+        effect = kw.effects.by_id.get(eid)
+        if effect is not None and effect.state.final:
+            kw.node.complete(job, f"{effect.state.value} ({effect.reason})")
+
+    def boot(self, kw: CodingWorker) -> None:
+        done = kw.node.story.repo.recover()
+        if done:
+            kw.node.log("target", "recover", f"the repository completes {len(done)} "
+                                             f"half-written change(s) forward")

@@ -1,0 +1,237 @@
+"""Planted bugs: does the sweep alone catch a realistic mistake in the kernel's decisions?
+
+How it works. ``MUTANTS`` is a catalogue of kernel bugs, each a one-line story and an exact
+source patch (a snippet of kernel/ and its replacement). For each, the kernel package is
+copied to a temporary folder, the snippet is replaced (a snippet that is not found exactly
+once is an error, naming the mutant: kernel/ changed and the catalogue must follow), and a
+subprocess whose import path starts with that folder runs the kernel over the sweep's seeded
+cases at every tier, judged exactly as the sweep judges (sim.judge and sim.measure; the unit
+tests play no part). It reports the first failing seed, the number of failing runs, which
+judges caught them, and a digest of its records. ``python run_all.py --mutants`` runs the
+whole catalogue and writes ``results/mutants/`` (``--mutant-cases``, default 500); with
+``stop_first`` a mutant stops at its first failing case (the quick version CI runs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    story: str
+    file: str  # under kernel/
+    old: str
+    new: str
+
+
+MUTANTS = (
+    Mutant("resend_tier3", "recovery resends a tier-3 effect as if the target deduplicated",
+           "recovery.py", "    if not (dedupes or proven_absent):", "    if False:"),
+    Mutant("no_claim_wait", "recovery does not wait for the claim of the send in flight",
+           "recovery.py", "    if now < effect.claim_until:", "    if False:"),
+    Mutant("ignore_dedup_window", "a tier-1 resend is made however long ago the key was used",
+           "recovery.py",
+           "    return now < effect.first_sent_at + caps.dedup_window - timing.dedup_margin",
+           "    return True"),
+    Mutant("ignore_dedup_margin", "the dedup window is trusted to its last millisecond",
+           "recovery.py",
+           "    return now < effect.first_sent_at + caps.dedup_window - timing.dedup_margin",
+           "    return now < effect.first_sent_at + caps.dedup_window"),
+    Mutant("commit_on_absent", "any lookup answer is taken as found: COMMITTED without an ack",
+           "recovery.py", "    if caps.queryable and lookup is not None and lookup.found:",
+           "    if caps.queryable and lookup is not None:"),
+    Mutant("refuse_without_proof", "a failed re-check at recovery refuses even without a "
+           "lookup proving absence", "recovery.py",
+           "        if proven_absent:\n            return Decision(\"refuse\"",
+           "        if True:\n            return Decision(\"refuse\""),
+    Mutant("no_lease_recheck", "recovery forgets to re-check the lease before a resend",
+           "machine.py", "decide(effect, ev.now, checks[\"lease\"][\"live\"],",
+           "decide(effect, ev.now, True,"),
+    Mutant("no_premise_recheck", "recovery forgets to re-check the premises before a resend",
+           "machine.py", "checks[\"lease\"][\"live\"], not checks[\"stale\"], ev.lookup)",
+           "checks[\"lease\"][\"live\"], True, ev.lookup)"),
+    Mutant("dispatch_skips_checks", "dispatch sends without looking at its own checks",
+           "machine.py", "def _dispatch(effect: Effect, ev: Dispatch) -> Transition:\n"
+           "    checks = _checks(ev.now, ev.lease, ev.facts, effect.proposal)\n"
+           "    refusal = _refusal(checks)",
+           "def _dispatch(effect: Effect, ev: Dispatch) -> Transition:\n"
+           "    checks = _checks(ev.now, ev.lease, ev.facts, effect.proposal)\n"
+           "    refusal = None"),
+    Mutant("conflict_not_rejected", "a resubmission is compared by effect id only, never by "
+           "payload", "machine.py",
+           "    if ev.proposal.payload_digest != effect.proposal.payload_digest:\n"
+           "        entry = _entry(\"REJECTED\"",
+           "    if False:\n        entry = _entry(\"REJECTED\""),
+    Mutant("lazy_dispatched_fsync", "DISPATCHED is written but not fsync'd before the send",
+           "machine.py", "    return Transition(done, (Append(entry, fsync=True), send))",
+           "    return Transition(done, (Append(entry, fsync=False), send))"),
+    Mutant("no_settle_margin", "the claim ends at the deadline: no settle margin for lookup lag",
+           "machine.py", "    claim_until = deadline + timing.settle_margin",
+           "    claim_until = deadline"),
+    Mutant("window_from_last_send", "the dedup window is counted from the latest resend, not "
+           "the first send", "machine.py",
+           "    first = effect.first_sent_at if effect.first_sent_at is not None else now",
+           "    first = now"),
+    Mutant("attempt_reused", "a resend reuses the previous attempt number", "machine.py",
+           "    attempt = effect.attempts + 1", "    attempt = max(1, effect.attempts)"),
+)
+BY_NAME = {m.name: m for m in MUTANTS}
+
+
+class MutantError(Exception):
+    """A mutant whose snippet no longer matches kernel/ (one line, names the mutant)."""
+
+
+def apply(mutant: Mutant, kernel_dir: Path, into: Path) -> Path:
+    """A copy of ``kernel_dir`` under ``into`` with the mutant's patch applied."""
+    dest = into / "kernel"
+    shutil.copytree(kernel_dir, dest, ignore=shutil.ignore_patterns("__pycache__"))
+    path = dest / mutant.file
+    text = path.read_text(encoding="utf-8")
+    found = text.count(mutant.old)
+    if found != 1:
+        raise MutantError(f"mutant {mutant.name}: its snippet occurs {found} times in "
+                          f"kernel/{mutant.file} (expected once); refresh the catalogue in "
+                          f"sim/mutants.py")
+    path.write_text(text.replace(mutant.old, mutant.new), encoding="utf-8")
+    return dest
+
+
+def run_mutant(mutant: Mutant, cases: int, stop_first: bool,
+               kernel_dir: Path = ROOT / "kernel") -> dict[str, Any]:
+    """Patch a copy of the kernel and sweep it in a subprocess; its report as a dict."""
+    with tempfile.TemporaryDirectory(prefix=f"mutant-{mutant.name}-") as tmp:
+        apply(mutant, kernel_dir, Path(tmp))
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([tmp, str(ROOT)]),
+                   PYTHONDONTWRITEBYTECODE="1")
+        cmd = [sys.executable, "-m", "sim.mutants", "--worker", mutant.name,
+               "--cases", str(cases), "--kernel", str(Path(tmp) / "kernel")]
+        if stop_first:
+            cmd.append("--stop-first")
+        done = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise MutantError(f"mutant {mutant.name}: worker failed: "
+                          f"{(done.stderr.strip().splitlines() or ['?'])[-1]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def worker(name: str, cases: int, stop_first: bool, kernel_path: str) -> dict[str, Any]:
+    """In the subprocess: the mutated kernel is first on the path; sweep it, kernel only."""
+    import kernel
+
+    if not str(Path(kernel.__file__).resolve()).startswith(str(Path(kernel_path).resolve())):
+        raise MutantError(f"mutant {name}: imported {kernel.__file__}, not the patched copy")
+    from sim import sweep
+
+    first, failing, runs = None, 0, 0
+    caught: Counter[str] = Counter()
+    reasons: Counter[str] = Counter()
+    digest = hashlib.sha256()
+    for seed in range(cases):
+        rec = safe_case(sweep, seed)
+        digest.update(sweep.line(rec).encode())
+        for cell in rec["cells"].values():
+            runs += 1
+            if cell[2]:
+                failing += 1
+                caught.update(cell[4].get("caught_by", ["crash"]) if len(cell) > 4
+                              else ["crash"])
+                reasons.update(cell[2])
+        if failing and first is None:
+            first = seed
+            if stop_first:
+                break
+    return {"mutant": name, "cases": seed + 1 if cases else 0, "runs": runs,
+            "first_failing_seed": first, "failing_runs": failing,
+            "caught_by": dict(sorted(caught.items())), "reasons": dict(sorted(reasons.items())),
+            "digest": digest.hexdigest()}
+
+
+def safe_case(sweep: Any, seed: int) -> dict[str, Any]:
+    """A kernel-only sweep case; a run the mutated kernel crashes counts as caught (crash)."""
+    try:
+        return sweep.case(seed, None, ("kernel",))
+    except Exception as exc:  # noqa: BLE001 - a crashing kernel is a caught bug
+        return {"seed": seed, "cells": {"kernel/*": [None, "crash", [f"crash: {exc!r}"],
+                                                     None, {"caught_by": ["crash"]}]}}
+
+
+def run_all(cases: int, stop_first: bool, jobs: int,
+            names: list[str] | None = None) -> list[dict[str, Any]]:
+    from concurrent.futures import ThreadPoolExecutor
+
+    chosen = [BY_NAME[n] for n in names] if names else list(MUTANTS)
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as ex:
+        return list(ex.map(lambda m: run_mutant(m, cases, stop_first), chosen))
+
+
+def markdown(reports: list[dict[str, Any]], cases: int) -> str:
+    caught = sum(r["first_failing_seed"] is not None for r in reports)
+    out = ["# Planted bugs: what the sweep alone catches", "",
+           f"Each bug is patched into a copy of kernel/ and run over the sweep's first "
+           f"{cases} seeded cases at every tier, judged only by the sweep (ground truth, "
+           f"invariants, spec trace; `sim/judge.py`). Mutation score: **{caught} of "
+           f"{len(reports)}** caught. Regenerate: `python run_all.py --mutants`.", ""]
+    head = ["bug", "story", "first failing seed", "failing runs", "caught by", "reasons"]
+    out += ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+    for r in reports:
+        m = BY_NAME[r["mutant"]]
+        judges = ", ".join(f"{k} {v}" for k, v in r["caught_by"].items()) or "-"
+        why = ", ".join(f"{k} {v}" for k, v in r["reasons"].items()) or "-"
+        first = "not caught" if r["first_failing_seed"] is None else str(r["first_failing_seed"])
+        out.append(f"| {m.name} | {m.story} | {first} | {r['failing_runs']} of {r['runs']} | "
+                   f"{judges} | {why} |")
+    return "\n".join(out) + "\n"
+
+
+def main(args: Any, say: Any) -> int:
+    """``run_all.py --mutants``: the whole catalogue, results under OUT/mutants/."""
+    from sim import report
+
+    say(f"run_all --mutants: {len(MUTANTS)} planted bugs x {args.mutant_cases} cases, "
+        f"jobs={args.jobs}")
+    try:
+        reports = run_all(args.mutant_cases, False, args.jobs)
+    except MutantError as exc:
+        print(f"run_all.py: error: {exc}", file=sys.stderr)
+        return 2
+    for r in reports:
+        say(f"      {r['mutant']:<24} first failing seed {r['first_failing_seed']}, "
+            f"{r['failing_runs']} failing runs, caught by {r['caught_by']}")
+    out = Path(args.out) / "mutants"
+    report.write_json(out / "mutants.json", {"cases": args.mutant_cases, "mutants": reports})
+    report.write_text(out / "mutants.md", markdown(reports, args.mutant_cases))
+    missed = [r["mutant"] for r in reports if r["first_failing_seed"] is None]
+    say(f"      score {len(reports) - len(missed)}/{len(reports)}"
+        + (f"; NOT CAUGHT: {', '.join(missed)}" if missed else ""))
+    return 1 if missed else 0
+
+
+def _cli(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m sim.mutants")
+    p.add_argument("--worker", required=True, choices=sorted(BY_NAME))
+    p.add_argument("--cases", type=int, default=500)
+    p.add_argument("--stop-first", action="store_true")
+    p.add_argument("--kernel", required=True)
+    a = p.parse_args(argv)
+    print(json.dumps(worker(a.worker, a.cases, a.stop_first, a.kernel), sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_cli())

@@ -1,0 +1,177 @@
+"""Run the checker on the models of a tlaplus/Examples checkout and compare with its manifests.
+
+    python -m spec.checker.examples_run EXAMPLES_DIR [--timeout S] [--max-tlc-seconds 60]
+                                        [--only TEXT] [--json OUT] [--list]
+
+Every `specifications/*/manifest.json` lists modules and their models with TLC's recorded
+`result`, `runtime` and, for most, `distinctStates`. We select the models whose mode is
+"exhaustive search", whose recorded runtime is at most --max-tlc-seconds and whose modules
+(the root and everything it EXTENDS or INSTANCEs, transitively) are found beside the spec or
+are TLC's standard modules. Each one runs in its own child process (`nice`, one at a time,
+with a wall-clock timeout; the time reported is the child's CPU time, since the
+machine may be shared) and gets one verdict:
+
+  agree          same result as TLC and, where recorded, the same distinct-state count
+  disagree       a different result or count that is not one of the two cases below
+  blamed         TLC succeeded but we reported a violation or a spec error
+  refused        we declined a construct by name ("not supported"/"unsupported")
+  unclear        timeout, crash, or output we cannot read
+
+Nothing of the Examples repository is copied: the checkout's path is an argument.
+"""
+import argparse
+import json
+import os
+import re
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+STANDARD = {"Naturals", "Integers", "Reals", "Sequences", "FiniteSets", "Bags", "TLC",
+            "TLCExt", "Json", "Randomization", "RealTime", "Toolbox"}
+TLC_RESULT = {"success": "ok", "safety failure": "safety", "deadlock failure": "deadlock",
+              "liveness failure": "property", "assumption failure": "assumption"}
+REFUSAL = re.compile(r"not supported|unsupported|is outside the checker")
+
+
+def runtime_seconds(text):
+    if not re.fullmatch(r"\d\d:\d\d:\d\d", text or ""):
+        return None
+    h, m, s = (int(x) for x in text.split(":"))
+    return h * 3600 + m * 60 + s
+
+
+def extends_names(path):
+    text = re.sub(r"\(\*.*?\*\)", " ", path.read_text(errors="replace"), flags=re.S)
+    text = re.sub(r"\\\*[^\n]*", " ", text)
+    names = set()
+    for m in re.finditer(r"\bEXTENDS\s+(\w+(?:\s*,\s*\w+)*)", text):
+        names.update(n.strip() for n in m.group(1).split(","))
+    for m in re.finditer(r"\bINSTANCE\s+(\w+)", text):
+        names.add(m.group(1))
+    return names
+
+
+def standard_only(spec):
+    """True if every module spec needs is beside it or standard."""
+    seen, todo = set(), [spec.stem]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        local = spec.parent / f"{name}.tla"
+        if local.exists():
+            todo.extend(extends_names(local))
+        elif name not in STANDARD:
+            return False
+    return True
+
+
+def select(root, max_seconds):
+    """[(spec path, cfg path, model entry)] in a stable order."""
+    out = []
+    for manifest in sorted(root.glob("specifications/*/manifest.json")):
+        data = json.loads(manifest.read_text())
+        for module in data.get("modules", []):
+            spec = root / module["path"]
+            for model in module.get("models", []):
+                secs = runtime_seconds(model.get("runtime"))
+                if model.get("mode") != "exhaustive search" or secs is None:
+                    continue
+                if secs > max_seconds or model.get("result") not in TLC_RESULT:
+                    continue
+                if spec.exists() and standard_only(spec):
+                    out.append((spec, root / model["path"], model))
+    return out
+
+
+def run_one(spec, cfg, timeout):
+    cmd = ["nice", "-n", "10", sys.executable, "-m", "spec.checker", "--json",
+           "-config", str(cfg), str(spec)]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                              cwd=Path(__file__).resolve().parents[2])
+    except subprocess.TimeoutExpired:
+        return None, timeout, "timeout (wall clock)"
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    elapsed = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    for line in reversed(proc.stdout.strip().splitlines()):
+        if line.startswith("{"):
+            try:
+                return json.loads(line), elapsed, ""
+            except ValueError:
+                break
+    tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+    return None, elapsed, f"exit {proc.returncode}: {tail}"
+
+
+def verdict(model, got):
+    """(verdict, one-line detail) for our JSON `got` against TLC's manifest entry."""
+    want = TLC_RESULT[model["result"]]
+    if got is None:
+        return "unclear", ""
+    ours = got.get("result")
+    error = got.get("error") or ""
+    if ours == "error":
+        if REFUSAL.search(error):
+            return "refused", error
+        if want == "assumption" and "ASSUME" in error:
+            return "agree", error
+        return ("blamed" if want == "ok" else "disagree"), error
+    if want == "ok" and ours != "ok":
+        return "blamed", f"{ours} {got.get('violated')}"
+    same = ours == want or (want == "safety" and ours in ("invariant", "property"))
+    if not same:
+        return "disagree", f"ours {ours} {got.get('violated') or ''}, TLC {model['result']}"
+    expected = model.get("distinctStates")
+    if want == "ok" and expected is not None and got.get("distinct_states") != expected:
+        return "disagree", f"distinct states {got.get('distinct_states')}, TLC {expected}"
+    return "agree", ""
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("examples")
+    ap.add_argument("--timeout", type=float, default=300.0)
+    ap.add_argument("--max-tlc-seconds", type=int, default=60)
+    ap.add_argument("--only", default="")
+    ap.add_argument("--json", default="")
+    ap.add_argument("--list", action="store_true")
+    args = ap.parse_args(argv)
+    root = Path(args.examples).resolve()
+    if not (root / "specifications").is_dir():
+        print(f"error: {root} has no specifications/ folder", file=sys.stderr)
+        return 2
+    chosen = [c for c in select(root, args.max_tlc_seconds) if args.only in str(c[1])]
+    rows, counts = [], {}
+    for spec, cfg, model in chosen:
+        name = str(cfg.relative_to(root / "specifications"))
+        if args.list:
+            print(name)
+            continue
+        got, secs, failure = run_one(spec, cfg, args.timeout)
+        kind, detail = verdict(model, got)
+        detail = detail or failure
+        counts[kind] = counts.get(kind, 0) + 1
+        tlc = runtime_seconds(model["runtime"])
+        ours = got.get("distinct_states") if got else None
+        print(f"{kind:9} {name}  ours {secs:.1f}s cpu, TLC {tlc}s  states {ours} "
+              f"TLC {model.get('distinctStates')}  {detail[:160]}", flush=True)
+        rows.append({"model": name, "verdict": kind, "seconds": round(secs, 2),
+                     "tlc_seconds": tlc, "states": ours,
+                     "tlc_states": model.get("distinctStates"), "detail": detail})
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1) + "\n")
+    if not args.list:
+        total = sum(counts.values())
+        summary = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+        print(f"{total} models: {summary}")
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    sys.exit(main())

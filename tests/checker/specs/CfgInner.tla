@@ -1,0 +1,3 @@
+---- MODULE CfgInner ----
+Mark == CHOOSE x : x \notin {}
+====
