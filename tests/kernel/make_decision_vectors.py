@@ -30,6 +30,8 @@ from kernel import (  # noqa: E402
     Ack,
     Authorize,
     Capabilities,
+    Claim,
+    Coordination,
     Dispatch,
     Effect,
     Executed,
@@ -41,6 +43,8 @@ from kernel import (  # noqa: E402
     Recover,
     State,
     Timing,
+    Verification,
+    View,
 )
 
 OUT = Path(__file__).resolve().parents[2] / "kernel" / "decision_vectors.json"
@@ -150,11 +154,82 @@ CASES: list[tuple[str, Effect | None, Any]] = [
 ]
 
 
+# Coordinated units (DESIGN.md section 8): a repository target, one unit writing a.py.
+REPO = Capabilities(dedupes=True, queryable=True, dedup_window=600_000, lookup_lag=10)
+UNIT_TIMING = Timing(send_timeout=2_000, settle_margin=1_000, dedup_margin=5_000)
+PLAN, NEWER = kernel.Plan("p", 1), kernel.Plan("p", 2)
+TREE = {"a.py": "d0"}
+OTHER_ID = "ab" * 32
+
+
+def unit(reads: tuple[str, ...] = (), cost: int = 0, verify: bool = False) -> Proposal:
+    c = Coordination(writes=("a.py",), reads=reads, ttl=60_000, budget="b" if cost else None,
+                     cost=cost, cap=10 if cost else 0, plan="p", plan_version=1, verify=verify)
+    return Proposal(payload={"unit": "u1"}, premises=TREE, lease="L", capabilities=REPO,
+                    timing=UNIT_TIMING, key={"unit": "u1"}, coordination=c)
+
+
+def unit_effect(state: State, p: Proposal | None = None, attempts: int = 0,
+                executed: Executed = Executed.FALSE) -> Effect:
+    admission = None if state is State.PROPOSED else {"token": 1, "until": 60_002,
+                                                      "overlaps": {}}
+    sent = attempts > 0
+    return Effect(p or unit(), state, attempts, 3 if sent else None, 3_003 if sent else 0,
+                  executed, None, None, admission)
+
+
+HELD = View(claims={"a.py": Claim("a.py", OTHER_ID, 0, 50_000)})
+READ_MOVED = View(claims={"b.py": Claim("b.py", OTHER_ID, 0, 50_000)},
+                  moved=frozenset({OTHER_ID}))
+SPENT = View(reserved={"b": 8}, caps={"b": 10})
+EMPTY = View()
+
+CASES += [
+    ("unit: admitted, its write set claimed with the entry's seq as token",
+     unit_effect(State.PROPOSED), Authorize(2, LIVE, TREE, EMPTY, PLAN, 1)),
+    ("unit: a write item under another unit's live claim blocks admission",
+     unit_effect(State.PROPOSED), Authorize(2, LIVE, TREE, HELD, PLAN, 1)),
+    ("unit: plan_superseded at admission", unit_effect(State.PROPOSED),
+     Authorize(2, LIVE, TREE, EMPTY, NEWER, 1)),
+    ("unit: over_budget at admission", unit_effect(State.PROPOSED, unit(cost=5)),
+     Authorize(2, LIVE, TREE, SPENT, PLAN, 1)),
+    ("unit: read_overlap_moved (a unit holding one of its reads was sent)",
+     unit_effect(State.PROPOSED, unit(reads=("b.py",))),
+     Authorize(2, LIVE, TREE, READ_MOVED, PLAN, 1)),
+    ("unit: claim_expired at dispatch", unit_effect(State.AUTHORIZED),
+     Dispatch(60_002, LIVE, TREE, EMPTY, PLAN)),
+    ("unit: dispatch carries the fencing token", unit_effect(State.AUTHORIZED),
+     Dispatch(3, LIVE, TREE, EMPTY, PLAN)),
+    ("unit: plan_superseded_at_recovery (absent)", unit_effect(State.DISPATCHED, attempts=1,
+                                                               executed=Executed.UNKNOWN),
+     Recover(3_010, LIVE, TREE, Lookup(False, 3_005), EMPTY, NEWER)),
+    ("unit: an ack of a unit that needs verification lands it",
+     unit_effect(State.DISPATCHED, unit(verify=True), 1, Executed.UNKNOWN), Ack(50, 1)),
+    ("unit: verification passed commits",
+     unit_effect(State.LANDED, unit(verify=True), 1, Executed.TRUE), Verification(60, "passed")),
+    ("unit: verification failed refuses and restores (verification_failed)",
+     unit_effect(State.LANDED, unit(verify=True), 1, Executed.TRUE), Verification(60, "failed")),
+    ("unit: verification could not run is journaled",
+     unit_effect(State.LANDED, unit(verify=True), 1, Executed.TRUE),
+     Verification(60, "could_not_run")),
+    ("unit: a landed unit found open at recovery is verified again",
+     unit_effect(State.LANDED, unit(verify=True), 1, Executed.TRUE),
+     Recover(70, LIVE, TREE, None, EMPTY, PLAN)),
+]
+
+
+def view_json(v: View) -> dict[str, Any]:
+    return {"claims": {k: asdict(c) for k, c in sorted(v.claims.items())},
+            "reserved": dict(v.reserved), "spent": dict(v.spent), "caps": dict(v.caps),
+            "plans": dict(v.plans), "moved": sorted(v.moved)}
+
+
 def proposal_json(p: Proposal) -> dict[str, Any]:
     return {"payload": p.payload, "key": p.key, "premises": dict(p.premises), "lease": p.lease,
             "target": p.target, "capabilities": p.capabilities.as_json(),
             "timing": p.timing.as_json(), "effect_id": p.effect_id,
-            "payload_digest": p.payload_digest}
+            "payload_digest": p.payload_digest,
+            "coordination": p.coordination.as_json() if p.coordination else None}
 
 
 def effect_json(e: Effect | None) -> dict[str, Any] | None:
@@ -162,7 +237,8 @@ def effect_json(e: Effect | None) -> dict[str, Any] | None:
         return None
     return {"proposal": proposal_json(e.proposal), "state": e.state.value,
             "attempts": e.attempts, "first_sent_at": e.first_sent_at,
-            "claim_until": e.claim_until, "executed": e.executed.value, "reason": e.reason}
+            "claim_until": e.claim_until, "executed": e.executed.value, "reason": e.reason,
+            "admission": e.admission, "verified": e.verified}
 
 
 def event_json(ev: Any) -> dict[str, Any]:
@@ -170,6 +246,8 @@ def event_json(ev: Any) -> dict[str, Any]:
     for name, value in asdict(ev).items():
         if name == "proposal":
             out[name] = proposal_json(ev.proposal)
+        elif name == "view" and value is not None:
+            out[name] = view_json(ev.view)
         elif value is not None or name == "lookup":
             out[name] = value
     return out
@@ -179,13 +257,21 @@ def command_json(c: Any) -> dict[str, Any]:
     return {"type": type(c).__name__, **asdict(c)}
 
 
+def decision_json(before: Effect, ev: Recover) -> dict[str, str]:
+    """The recovery decision on the observations, as the machine computes it."""
+    m = kernel.machine
+    checks = m._unit_send_checks(before, ev, m._checks(ev.now, ev.lease, ev.facts,
+                                                       before.proposal))
+    refusal = m._refusal(checks)
+    d = kernel.decide(before, ev.now, refusal not in m._AUTHORITY,
+                      refusal in m._AUTHORITY or refusal is None, ev.lookup, refusal)
+    return {"action": d.action, "reason": d.reason}
+
+
 def vector(name: str, before: Effect | None, ev: Any) -> dict[str, Any]:
     out: dict[str, Any] = {"name": name, "effect": effect_json(before), "event": event_json(ev)}
     if isinstance(ev, Recover) and before is not None and before.state is State.DISPATCHED:
-        checks = kernel.machine._checks(ev.now, ev.lease, ev.facts, before.proposal)
-        d = kernel.decide(before, ev.now, checks["lease"]["live"], not checks["stale"],
-                          ev.lookup)
-        out["decision"] = {"action": d.action, "reason": d.reason}
+        out["decision"] = decision_json(before, ev)
     try:
         result = kernel.step(before, ev)
     except kernel.IllegalTransition as exc:
