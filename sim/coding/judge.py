@@ -128,16 +128,16 @@ def _landed(story: Any) -> set[str]:
 
 def _dishonest(run: Any) -> list[str]:
     story = run.story
-    landed = {landing.unit for landing in story.landings}
-    kept = _landed(story)
+    landed = {landing.effect_id for landing in story.landings}
+    undone = {u for u, _ in story.restored}
     out = []
     for r in kernel.receipts([e for e in run.disk.entries if e]):
         change = story.changes.get(r.effect_id)
         if change is None:
             continue
-        if r.executed == "false" and change.unit in landed:
+        if r.executed == "false" and r.effect_id in landed:
             out.append(f"{change.unit}: receipt says never applied, the target applied it")
-        if r.final == "COMMITTED" and change.unit not in kept:
+        if r.final == "COMMITTED" and (r.effect_id not in landed or change.unit in undone):
             out.append(f"{change.unit}: COMMITTED but not in the repository")
     return out
 

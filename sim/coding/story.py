@@ -78,11 +78,11 @@ UNITS: dict[str, Unit] = {u.name: u for u in (
     Unit("post_url_buggy", "agent-a", "post_url", (_add("app.py", WRONG_POST_URL),)),
 )}
 
-REFORMATTED = ('# slug helpers (reformatted)\n\n\ndef slugify( s ):\n'
+REFORMATTED = ('def slugify( s ):\n'
                '    # words, lower-cased, joined\n'
                '    """Lower-case the words and join them with dashes."""\n'
-               '    return "-".join(\n        s.lower().split()\n    )\n\n\n'
-               'def initials(s):\n    return "".join(w[0] for w in s.split())\n')
+               '    return "-".join(\n        s.lower().split()\n    )\n')
+INITIALS = 'def initials(s):\n    return "".join(w[0] for w in s.split())\n'
 SEMANTIC = 'def slugify(s):\n    """Lower-case words joined by dashes."""\n' \
            '    return "_".join(s.lower().split())\n'
 
@@ -95,7 +95,8 @@ def _rename(path: str) -> Op:
 WORLD: dict[str, tuple[tuple[Op, ...], tuple[Op, ...]]] = {
     "rename": ((_rename("text.py"), _rename("app.py")),
                (_rename("test_text.py"), _rename("test_app.py"))),
-    "reformat": (({"op": "put", "path": "text.py", "text": REFORMATTED},), ()),
+    "reformat": (({"op": "replace", "path": "text.py", "name": "slugify", "code": REFORMATTED},
+                  {"op": "add", "path": "text.py", "code": INITIALS}), ()),
     "semantic": (({"op": "replace", "path": "text.py", "name": "slugify", "code": SEMANTIC},),
                  ({"op": "sub", "path": "test_text.py", "old": "big-cat", "new": "big_cat"},
                   {"op": "sub", "path": "test_app.py", "old": "#big-cat", "new": "#big_cat"})),
@@ -151,6 +152,7 @@ class Landing:
     system_kind: str  # "change" | "patch"
     result: str
     cost: int
+    effect_id: str | None = None
 
 
 @dataclass
@@ -169,6 +171,7 @@ class CodingStory:
     restored: list[tuple[str, int]] = field(default_factory=list)
     changes: dict[str, Change] = field(default_factory=dict)  # effect id -> change
     world_log: list[tuple[int, str]] = field(default_factory=list)
+    verifying_until: int = 0  # the control plane runs one verification at a time
 
     def __post_init__(self) -> None:
         tree = self.repo.tree()
@@ -282,7 +285,7 @@ class RepoTarget:
                                       self.on_file(req.generation))
         if result in ("applied", "crashed"):
             story.landings.append(Landing(unit.name, now, req.sent_at, p["kind"], result,
-                                          unit.cost))
+                                          unit.cost, req.effect_id))
             if req.effect_id is not None:
                 self.by_effect.setdefault(req.effect_id, now)
         if result == "crashed":
