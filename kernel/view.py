@@ -6,7 +6,8 @@ last claim on each item (token = the seq of the unit's AUTHORIZED entry, until =
 plus the unit's ttl; released by the unit's final entry, expired by time), the cost each
 admitted unit holds against its budget (released when the unit is REFUSED as provably not
 applied, kept otherwise), what committed units spent, the smallest cap declared per budget,
-the highest version recorded per plan, and which units were sent and not proven unapplied.
+the highest version recorded per plan (by a unit's proposal or a check), and which units
+were sent and not proven unapplied.
 ``view()`` is that state as a ``kernel.model.View`` to pass in Authorize, Dispatch and
 Recover events; ``fold(entries)`` is the view after a whole journal. Everything comes from
 the entries alone, so a fresh control plane rebuilds it exactly (G3).
@@ -52,8 +53,11 @@ class Folder:
         if c is None:
             return
         self._note_plan(entry)
-        if entry["kind"] == "PROPOSED" and before is None and c.budget is not None:
-            self.caps[c.budget] = min(c.cap, self.caps.get(c.budget, c.cap))
+        if entry["kind"] == "PROPOSED" and before is None:
+            if c.budget is not None:
+                self.caps[c.budget] = min(c.cap, self.caps.get(c.budget, c.cap))
+            if c.plan is not None:  # a unit of a newer version says the plan moved on
+                self.plans[c.plan] = max(self.plans.get(c.plan, 0), c.plan_version)
         elif entry["kind"] == "AUTHORIZED":
             self._admit(eid, after)
         if after.attempts and after.executed is not Executed.FALSE:

@@ -23,7 +23,7 @@
 (* idempotency keys pruned after the dedup window.  From MaxTime on it is  *)
 (* calm: no faults, the network and target are prompt, and the clock only *)
 (* advances to let pending claims expire; so every behaviour is finite and *)
-(* K9 (every DISPATCHED effect reaches a final state) is meaningful.       *)
+(* K9 (every open effect reaches a final state) is meaningful.             *)
 (*                                                                         *)
 (* Lines marked DECISION are the design decisions; spec/broken/make.py     *)
 (* removes each one in turn and the checker finds a counterexample.        *)
@@ -314,7 +314,11 @@ EnvNext ==
 
 Next == KernelNext \/ EnvNext
 
-RecoveryProgress == \E w \in Workers, i \in Ids : Recover(w, i) \/ Lookup(w, i)
+\* Recovery resolves every open effect of the journal: a DISPATCHED one by Recover and
+\* Lookup, a PROPOSED or AUTHORIZED one (never sent) by Authorize and Dispatch with fresh
+\* lease and premise checks, refused when a check fails (DESIGN.md section 4).
+RecoveryProgress == \E w \in Workers, i \in Ids :
+                      Recover(w, i) \/ Lookup(w, i) \/ Authorize(w, i) \/ Dispatch(w, i)
 AckProgress == \E w \in Workers, m \in acks : Ack(w, m)
 TargetProgress == \E m \in net : Deliver(m)
 RestartProgress == \E w \in Workers : Restart(w)
@@ -383,8 +387,11 @@ K8_DurableJournal ==
   \A i \in Ids : dur[i] # "ALL" => /\ Rank(dur[i]) < Rank(rec[i].st)
                                    /\ rec[i].st \in {"PROPOSED", "AUTHORIZED"}
 
-\* K9 resolution (liveness, under FairSpec).
-K9_Resolution == \A i \in Ids : rec[i].st = "DISPATCHED" ~> rec[i].st \in Final
+\* K9 resolution (liveness, under FairSpec): every effect the journal holds that is not
+\* final (PROPOSED, AUTHORIZED or DISPATCHED) reaches a final state, or, for an unflushed
+\* PROPOSED/AUTHORIZED tail, drops out of the journal at a crash (it was never sent).
+Open == {"PROPOSED", "AUTHORIZED", "DISPATCHED"}
+K9_Resolution == \A i \in Ids : rec[i].st \in Open ~> rec[i].st \in Final \cup {"NONE"}
 
 \* K10 progress (liveness, under ProgressSpec, in a world without faults: MaxTime = 0,
 \* so the network is prompt, and no crash, loss or world event).

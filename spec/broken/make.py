@@ -102,20 +102,61 @@ VARIANTS: dict[str, list[tuple[str, str]]] = {
 }
 
 
-def variant_text(name: str, kernel: str) -> str:
-    text = kernel.replace("MODULE Kernel ", f"MODULE {name} ", 1)
-    for old, new in VARIANTS[name]:
+RESERVE_LATER = r"""\* BROKEN: the admission's budget check and the reservation are two appends.
+Reserve(u) ==
+  /\ rec[u].st \in Holding \cup {"COMMITTED"} /\ ~rec[u].res
+  /\ rec' = [rec EXCEPT ![u].res = TRUE]
+  /\ UNCHANGED <<now, seq, up, ans, net, acks, tgt, hi, plan, good, crashes, losses, stale,
+                 fenced>>
+
+"""
+
+# Coord.tla (several units on one journal) with one decision removed.
+COORD_VARIANTS: dict[str, list[tuple[str, str]]] = {
+    # the target accepts any token: a stale owner's late write lands
+    "CoordNoFencing": [
+        ("Fresh(m) == \\A i \\in Write(m.id) : hi[i] <= m.tok           \\* DECISION fencing",
+         "Fresh(m) == TRUE                                 \\* BROKEN: no fencing"),
+    ],
+    # the reservation is a separate append after the admission's budget check
+    "CoordReserveApart": [
+        ("ReserveNow == TRUE                                          \\* DECISION reserve",
+         "ReserveNow == FALSE                    \\* BROKEN: reserved by a later append"),
+        ("\nInit ==\n", "\n" + RESERVE_LATER + "Init ==\n"),
+        ("Next == KernelNext \\/ EnvNext",
+         "Next == KernelNext \\/ EnvNext \\/ \\E u \\in Units : Reserve(u)"),
+    ],
+    # no plan check at admission, dispatch or recovery
+    "CoordNoPlanCheck": [
+        ("PlanOK == plan = 1                                          \\* DECISION plan",
+         "PlanOK == TRUE                                   \\* BROKEN: no plan check"),
+    ],
+    # the agent's ack commits: no verification
+    "CoordAgentsWord": [
+        ("AckCommits == ~Verify                                       \\* DECISION verify",
+         "AckCommits == TRUE                               \\* BROKEN: commit on the ack"),
+    ],
+}
+BASES = {**{name: "Kernel" for name in VARIANTS}, **{name: "Coord" for name in COORD_VARIANTS}}
+EDITS = {**VARIANTS, **COORD_VARIANTS}
+
+
+def variant_text(name: str, base: str) -> str:
+    module = BASES[name]
+    text = base.replace(f"MODULE {module} ", f"MODULE {name} ", 1)
+    for old, new in EDITS[name]:
         if text.count(old) != 1:
-            raise ValueError(f"{name}: the edit target {old.strip()!r} is not in Kernel.tla "
+            raise ValueError(f"{name}: the edit target {old.strip()!r} is not in {module}.tla "
                              f"exactly once")
         text = text.replace(old, new)
     return text
 
 
 def variants() -> dict[str, str]:
-    """File name -> text of every broken variant, made from the current Kernel.tla."""
-    kernel = KERNEL.read_text()
-    return {f"{name}.tla": variant_text(name, kernel) for name in VARIANTS}
+    """File name -> text of every broken variant, made from the current Kernel.tla and
+    Coord.tla."""
+    bases = {m: (HERE.parent / f"{m}.tla").read_text() for m in set(BASES.values())}
+    return {f"{name}.tla": variant_text(name, bases[BASES[name]]) for name in EDITS}
 
 
 def main() -> int:

@@ -32,7 +32,8 @@ def tla_value(v: Any) -> str:
 
 def write_cfg(constants: Mapping[str, Any], directory: str | None = None) -> str:
     """A cfg file (path) binding ``constants``; SPECIFICATION Spec, no invariants."""
-    lines = ["CONSTANTS"] + [f"  {k} = {tla_value(constants[k])}" for k in CONSTANT_ORDER]
+    order = CONSTANT_ORDER if set(constants) == set(CONSTANT_ORDER) else list(constants)
+    lines = ["CONSTANTS"] + [f"  {k} = {tla_value(constants[k])}" for k in order]
     lines += ["SPECIFICATION Spec", "CHECK_DEADLOCK FALSE", ""]
     fd = tempfile.NamedTemporaryFile("w", suffix=".cfg", delete=False, dir=directory)
     with fd:
