@@ -73,7 +73,10 @@ class KernelSystem(Original):
         story.changes[eid] = change
         for cmd in kw.apply(Propose(node.now, proposal)):
             if isinstance(cmd, Reply):
-                node.complete(job, cmd.outcome)
+                if cmd.outcome == "already_final" and replans:
+                    self.finish(kw, job, eid)  # planned again: the same change, decided
+                else:
+                    node.complete(job, cmd.outcome)
                 return
         yield from self.authorize(kw, job, eid)
         if kw.state(eid) is State.AUTHORIZED:
