@@ -24,7 +24,7 @@ class UsageError(Exception):
 
 
 def parser() -> argparse.ArgumentParser:
-    from sim.coding.systems import SYSTEM_NAMES
+    from sim.coding.registry import SYSTEM_NAMES
     from sim.coding.table import ROWS
 
     p = argparse.ArgumentParser(
@@ -47,7 +47,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def check(args: argparse.Namespace) -> None:
-    from sim.coding.systems import SYSTEM_NAMES
+    from sim.coding.registry import SYSTEM_NAMES
     from sim.coding.table import ROWS
 
     if args.cases < 0:
@@ -75,8 +75,8 @@ def timeline(run: Any, verdict: dict[str, Any]) -> str:
 def replay(args: argparse.Namespace) -> int:
     from sim.coding import sweep, table
     from sim.coding.judge import judge
+    from sim.coding.registry import SYSTEMS
     from sim.coding.story import simulate
-    from sim.coding.systems import SYSTEMS
 
     if args.row is not None:
         plan, seed = table.ROWS[args.row][1], table.FIXED_SEED
@@ -91,7 +91,7 @@ def replay(args: argparse.Namespace) -> int:
 def generate(args: argparse.Namespace) -> int:
     from sim import parallel
     from sim.coding import report, sweep, table
-    from sim.coding.systems import SYSTEM_NAMES
+    from sim.coding.registry import SYSTEM_NAMES
 
     out = Path(args.out)
     print(f"sim.coding: seed={args.seed} cases={args.cases} jobs={args.jobs} out={out} "

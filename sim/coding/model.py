@@ -37,8 +37,9 @@ FIXTURE: Tree = {
                     '    assert text.slugify("Big Cat") == "big-cat"\n\n\n'
                     'def test_shout():\n    if hasattr(text, "shout"):\n'
                     '        assert text.shout("hi") == "HI!"\n',
-    "test_app.py": 'import app\n\n\ndef test_page():\n    assert app.page("Hi") == "<h1>Hi</h1>"\n'
-                   '\n\ndef test_tag():\n    assert app.tag("Big Cat") == "#big-cat"\n\n\n'
+    "test_app.py": 'import app\nimport text\n\n\ndef test_page():\n'
+                   '    assert app.page("Hi") == "<h1>Hi</h1>"\n\n\ndef test_tag():\n'
+                   '    assert app.tag("Big Cat") == "#" + text.slugify("Big Cat")\n\n\n'
                    'def test_post_url():\n    if hasattr(app, "post_url"):\n'
                    '        assert app.post_url("Hello World") == "/posts/hello-world"\n\n\n'
                    'def test_banner():\n    if hasattr(app, "banner"):\n'

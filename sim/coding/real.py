@@ -25,8 +25,8 @@ from gate import repo as grepo
 from sim.coding import table
 from sim.coding.judge import judge
 from sim.coding.model import FIXTURE, Op, merge
+from sim.coding.registry import SYSTEMS
 from sim.coding.story import simulate
-from sim.coding.systems import SYSTEMS
 
 COMPARED = ("verdict", "harms", "lost", "outcomes", "landed")
 

@@ -38,9 +38,9 @@ TRUNCATED = ('def slugify(s):\n'
              '    """Lower-case words joined by dashes, at most 10 characters."""\n'
              '    return "-".join(s.lower().split())[:10]\n')
 WRONG_POST_URL = 'def post_url(title):\n    return "/posts/" + title\n'
-WEAKENED_TEST = ('import app\n\n\ndef test_page():\n'
+WEAKENED_TEST = ('import app\nimport text\n\n\ndef test_page():\n'
                  '    assert app.page("Hi") == "<h1>Hi</h1>"\n\n\ndef test_tag():\n'
-                 '    assert app.tag("Big Cat") == "#big-cat"\n')
+                 '    assert app.tag("Big Cat") == "#" + text.slugify("Big Cat")\n')
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,8 +98,7 @@ WORLD: dict[str, tuple[tuple[Op, ...], tuple[Op, ...]]] = {
     "reformat": (({"op": "replace", "path": "text.py", "name": "slugify", "code": REFORMATTED},
                   {"op": "add", "path": "text.py", "code": INITIALS}), ()),
     "semantic": (({"op": "replace", "path": "text.py", "name": "slugify", "code": SEMANTIC},),
-                 ({"op": "sub", "path": "test_text.py", "old": "big-cat", "new": "big_cat"},
-                  {"op": "sub", "path": "test_app.py", "old": "#big-cat", "new": "#big_cat"})),
+                 ({"op": "sub", "path": "test_text.py", "old": "big-cat", "new": "big_cat"},)),
 }
 
 

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from sim.coding.judge import HARMS, judge
+from sim.coding.registry import SYSTEM_NAMES, SYSTEMS
 from sim.coding.story import UNITS, WORK, CodingPlan, simulate
-from sim.coding.systems import SYSTEM_NAMES, SYSTEMS
 
 CRASHES = (None, "before_send", "sent", "after_apply", "after_ack", "mid_change")
 POOL = ("post_url", "banner", "shout", "footer", "truncate_slugs", "post_url_own_test",

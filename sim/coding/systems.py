@@ -359,13 +359,3 @@ class Original:
 def _agent(unit: str) -> str:
     from sim.coding.story import UNITS
     return UNITS[unit].agent
-
-
-SYSTEMS: dict[str, Any] = {s.name: s for s in (Naive(), Advisory(), Original("filehash"),
-                                                 Original("symbol"))}
-try:
-    from sim.coding.kernel_system import KernelSystem
-    SYSTEMS["kernel"] = KernelSystem()
-except ImportError:  # the claims kernel has not been merged yet
-    pass
-SYSTEM_NAMES = tuple(SYSTEMS)
