@@ -242,10 +242,19 @@ class CodingStory:
 
     def world_edit(self, name: str, now: int) -> str:
         code, tests = WORLD[name]
-        for path, text in merge(self.repo.tree(), list(code) + list(tests)).items():
+        tree = self.repo.tree()
+        writes = merge(tree, list(code) + list(tests))
+        reference = {**self.reference, **{p: t for p, t in merge(self.reference,
+                                                                  list(tests)).items() if t}}
+        after = {p: t for p, t in {**tree, **writes}.items() if t is not None}
+        candidate = {**{p: t for p, t in after.items() if not p.startswith("test_")},
+                     **reference}
+        if self.repo.verify(candidate) != "passed":  # people run the tests before pushing
+            self.world_log.append((now, f"{name} not pushed"))
+            return f"someone's {name} edit would break the tests: not pushed"
+        for path, text in writes.items():
             self.repo.write(path, text)
-        self.reference.update({p: t for p, t in merge(self.reference, list(tests)).items()
-                               if t is not None})
+        self.reference = reference
         self.world_log.append((now, name))
         return {"rename": "someone renames slugify to make_slug (and its callers)",
                 "reformat": "someone reformats text.py and appends an unrelated function",
