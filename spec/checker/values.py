@@ -398,14 +398,14 @@ def sort_key(v):
         return (2, v)
     if c is ModelValue:
         return (3, v.order)
-    if c is tuple:
-        return (4, len(v), tuple(sort_key(e) for e in v))
-    if c is FnDict or c is frozenset:  # hashes are cached: remember their keys
+    if c is tuple or c is FnDict or c is frozenset:  # remember the keys of compound values
         key = _SORT_KEYS.get(v)
         if key is None:
             if len(_SORT_KEYS) > 200000:
                 _SORT_KEYS.clear()
-            if c is FnDict:
+            if c is tuple:
+                key = (4, len(v), tuple([sort_key(e) for e in v]))
+            elif c is FnDict:
                 items = sorted((sort_key(k), sort_key(x)) for k, x in v.d.items())
                 key = (5, len(items), tuple(items))
             else:
