@@ -71,28 +71,33 @@ def violations(out: Path, summary: dict[str, Any]) -> None:
 
 
 def heatmap(out: Path, summary: dict[str, Any]) -> None:
-    """Rows: fault kinds, counted only in runs where the fault took effect (the count is in
-    the row label); cells: the share of those runs that failed, per system; colour 0-100%."""
+    """Rows: fault kinds; each cell: of the system's runs where the fault took effect (the
+    count is printed), the share that failed; "-" where it never took effect for that
+    system (a baseline keeps no journal to recover late from); colour 0-100%."""
     kinds = sorted(summary["kinds"])
     if not kinds:
         return
-    grid = []
-    labels = []
+    grid: list[list[float]] = []
+    labels: list[str] = []
+    counts: list[list[int]] = []
+    nan = float("nan")
     for kind in kinds:
         info = summary["kinds"][kind]
         took = info["took_effect_runs"]
-        labels.append(f"{kind} ({sum(took.values())} runs)")
-        grid.append([100 * info["failing_runs"].get(s, 0) / max(1, took.get(s, 0))
+        labels.append(kind)
+        counts.append([took.get(s, 0) for s in SYSTEM_NAMES])
+        grid.append([100 * info["failing_runs"].get(s, 0) / took[s] if took.get(s) else nan
                      for s in SYSTEM_NAMES])
-    fig, ax = plt.subplots(figsize=(8.5, 0.34 * len(kinds) + 1.8))
+    fig, ax = plt.subplots(figsize=(9, 0.36 * len(kinds) + 1.8))
     im = ax.imshow(grid, cmap="Reds", vmin=0, vmax=100, aspect="auto")
     ax.set_xticks(range(len(SYSTEM_NAMES)), SYSTEM_NAMES)
     ax.set_yticks(range(len(kinds)), labels, fontsize=8)
     for r, row in enumerate(grid):
         for c, value in enumerate(row):
-            ax.text(c, r, f"{value:.0f}", ha="center", va="center", fontsize=7,
+            text = "-" if value != value else f"{value:.0f}% of {counts[r][c]}"
+            ax.text(c, r, text, ha="center", va="center", fontsize=6.5,
                     color="white" if value > 60 else "black")
-    fig.colorbar(im, ax=ax, label="failing runs among runs where it took effect (%)")
+    fig.colorbar(im, ax=ax, label="failing (%)")
     ax.set_title("Fault kind (took effect) x system: share of runs that fail")
     fig.tight_layout()
     save(fig, out, "heatmap_fault_system")
