@@ -39,7 +39,8 @@ IN_FLIGHT = ("deadline", "bounded", "neither")  # how a late request is kept fro
 # fsync'd journal line; "conditional_append" the driver appends without re-reading a journal
 # another worker appended to. ("in_flight" is in_flight="neither".)
 BREAKS = ("lookup_lag", "dedup_window", "fsync", "conditional_append")
-WORLDS = ("in_flight", *BREAKS)
+# "in_flight_declared" is the same world with a target that says so (bounds_in_flight=False).
+WORLDS = ("in_flight", "in_flight_declared", *BREAKS)
 DEDUP_WINDOW = 60_000  # ms: the dedup window of deduplicating targets in the simulator
 SEND_TIMEOUT = 2_000  # ms: the kernel's send timeout (sim.tiers.TIMING), also the delivery bound
 _CRASH_ONLY = ("crash_delay", "torn", "outage", "recoverers", "during_outage", "recrash")
@@ -70,6 +71,7 @@ class FaultPlan:
     net_jitter: int = 0  # ms: mean of the exponential extra latency
     premises: str = "touched"  # "untouched": the decision relies only on facts it never moves
     in_flight: str = "deadline"  # the target drops late requests | delivery is bounded | neither
+    declares_no_bound: bool = False  # with "neither": the target says it bounds nothing
     breaks: str | None = None  # one of BREAKS: an assumption this world does not honour
 
     def __post_init__(self) -> None:
@@ -255,7 +257,8 @@ def plan_from_seed(seed: int, world: str | None = None) -> FaultPlan:
         net_latency=latency,
         net_jitter=r.randint(1, 150) if "jitter" in on else 0,
         premises="untouched" if "untouched" in on else "touched",
-        in_flight="neither" if world == "in_flight" else "bounded" if "bounded" in on
-        else "deadline",
+        in_flight="neither" if world in ("in_flight", "in_flight_declared")
+        else "bounded" if "bounded" in on else "deadline",
+        declares_no_bound=world == "in_flight_declared",
         breaks=world if world in BREAKS else None,
     )

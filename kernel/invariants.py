@@ -149,6 +149,8 @@ class Effect:
         caps, timing = self.caps(), self.timing()
         settle = int(timing.get("settle_margin", 0))
         issued = sent_at if dispatched_at is None else dispatched_at
+        if caps.get("bounds_in_flight") is False:  # the target states no bound at all
+            return NEVER
         bounds = []
         if caps.get("honours_deadline", True):
             bounds.append(max(deadline, issued + int(timing.get("send_timeout", 0))))

@@ -119,6 +119,7 @@ KINDS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
 ENTRY_FIELDS = frozenset(COMMON).union(*(set(r) | set(o) for r, o in KINDS.values()))
 CAPABILITY_FIELDS = {"dedupes": _bool, "queryable": _bool, "dedup_window": _nat,
                      "lookup_lag": _nat}
+OPTIONAL_CAPABILITIES = {"bounds_in_flight": lambda v: v is False}  # written only when false
 TIMING_FIELDS = {"send_timeout": _pos, "settle_margin": _pos, "dedup_margin": _nat}
 
 
@@ -280,7 +281,7 @@ def _check_fields(entry: dict[str, Any], line_no: int) -> None:
     if len(entry) != _PLAIN_SIZE[kind]:  # every required member is there: any more?
         _check_extra(entry, kind, required, optional, line_no)
     if kind == "PROPOSED":
-        _check_nested(entry, "capabilities", CAPABILITY_FIELDS, line_no)
+        _check_nested(entry, "capabilities", CAPABILITY_FIELDS, line_no, OPTIONAL_CAPABILITIES)
         _check_nested(entry, "timing", TIMING_FIELDS, line_no)
 
 
@@ -306,12 +307,15 @@ def _check_extra(entry: dict[str, Any], kind: str, required: dict[str, Any],
 
 
 def _check_nested(entry: dict[str, Any], name: str, fields: dict[str, Any],
-                  line_no: int) -> None:
-    inner = entry[name]
+                  line_no: int, optional: dict[str, Any] | None = None) -> None:
+    inner, optional = entry[name], optional or {}
     for key, ok in fields.items():
         if key not in inner or not ok(inner[key]):
             raise JournalError(line_no, f"{name}.{key} is missing or has the wrong type")
-    for key in inner.keys() - fields.keys():
+    for key, ok in optional.items():
+        if key in inner and not ok(inner[key]):
+            raise JournalError(line_no, f"{name}.{key} has the wrong value")
+    for key in inner.keys() - fields.keys() - optional.keys():
         raise JournalError(line_no, f"{name} has unknown field '{key}'")
 
 

@@ -48,12 +48,17 @@ class Capabilities:
     ``dedupes``: it deduplicates requests by idempotency key for ``dedup_window`` ms after
     the first application. ``queryable``: it can be asked whether an effect id landed, and a
     landed effect becomes visible to that lookup within ``lookup_lag`` ms.
+    ``bounds_in_flight``: a request cannot land after some known time (the target drops it
+    past its deadline, or delivery is bounded); false when the target states neither, and
+    then waiting out a claim proves nothing (DESIGN.md §4, the in-flight bound). Journaled
+    only when false, so journals of bounded targets read as before.
     """
 
     dedupes: bool
     queryable: bool
     dedup_window: int = 0
     lookup_lag: int = 0
+    bounds_in_flight: bool = True
 
     def __post_init__(self) -> None:
         if self.dedupes and self.dedup_window <= 0:
@@ -67,8 +72,11 @@ class Capabilities:
         return 1 if self.dedupes else 2 if self.queryable else 3
 
     def as_json(self) -> dict[str, Any]:
-        return {"dedupes": self.dedupes, "queryable": self.queryable,
-                "dedup_window": self.dedup_window, "lookup_lag": self.lookup_lag}
+        out: dict[str, Any] = {"dedupes": self.dedupes, "queryable": self.queryable,
+                               "dedup_window": self.dedup_window, "lookup_lag": self.lookup_lag}
+        if not self.bounds_in_flight:
+            out["bounds_in_flight"] = False
+        return out
 
 
 @dataclass(frozen=True, slots=True)

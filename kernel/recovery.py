@@ -66,7 +66,7 @@ def dedup_open(effect: Effect, now: int) -> bool:
 
 def in_flight_bounded(effect: Effect) -> bool:
     """Whether the target states an in-flight bound (targets that say nothing do)."""
-    return bool(getattr(effect.proposal.capabilities, "bounds_in_flight", True))
+    return effect.proposal.capabilities.bounds_in_flight
 
 
 def decide(effect: Effect, now: int, lease_live: bool, premises_hold: bool,

@@ -19,6 +19,9 @@ CASES = 200  # per broken world (fewer when the sweep itself runs fewer)
 BROKEN = {
     "in_flight": "the target ignores deadlines and the network may deliver a request at any "
                  "time (no in-flight bound)",
+    "in_flight_declared": "as above, but the target says it bounds nothing "
+                          "(bounds_in_flight=false): the assumption is not needed, so the "
+                          "kernel must fail nowhere (it pays in AMBIGUOUS instead)",
     "lookup_lag": "a landed effect stays invisible to lookups 1 s longer than the settle "
                   "margin, while the target declares its usual lag",
     "dedup_window": "the target forgets idempotency keys after a quarter of its declared "
