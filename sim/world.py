@@ -24,7 +24,6 @@ floors count these, not the plan.
 from __future__ import annotations
 
 import dataclasses
-
 import json
 import random
 from collections.abc import Callable, Generator
