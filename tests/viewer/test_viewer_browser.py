@@ -138,7 +138,8 @@ def test_pick_a_fault_and_tier_play_to_the_end_and_match_the_results(browser, si
     page.evaluate("document.activeElement.blur()")
     page.keyboard.press("Home")
     page.keyboard.press(" ")
-    page.wait_for_selector("body[data-done='true']", timeout=30_000)
+    page.wait_for_function("Number(document.body.dataset.cursor) >= 2", timeout=10_000)
+    page.wait_for_selector("body[data-done='true']", timeout=90_000)  # slow under a loaded CPU
     page.screenshot(path=str(SHOTS / "desktop-played-to-end.png"), full_page=True)
     for system in ("naive", "durable", "kernel"):
         run = _run(fault, system, tier)
