@@ -6,8 +6,11 @@
 (b) ``kernel.verify`` throughput on a journal of N entries (default 1,000,000) written by
     the same mix, beside a bare loop over the same lines (json.loads + hashlib.sha256), and
     their ratio.
+(c) the full check, ``kernel.oracle.check`` (verify, re-execution on the reference kernel,
+    invariants), on the same journal.
 
-Targets: (a) >= 300,000 steps/s; (b) >= 150,000 entries/s and at least half the bare loop.
+Targets: (a) >= 300,000 steps/s; (b) >= 150,000 entries/s and at least half the bare loop;
+(c) >= 50,000 entries/s.
 Everything is seeded and deterministic; only the timings vary. Prints a small table.
 """
 
@@ -140,10 +143,12 @@ def main() -> int:
                                 lambda: len(kernel.verify(text).entries))
     assert entries == args.entries, entries
     t_bare, lines = best_of(args.repeats, lambda: bare_loop(text))
+    t_check, checked = best_of(args.repeats, lambda: kernel.oracle.check(text).entries)
 
     rows = [("kernel steps/s (one core)", steps / t_steps, 300_000),
             ("verify entries/s", entries / t_verify, 150_000),
-            ("bare json.loads+sha256 lines/s", lines / t_bare, None)]
+            ("bare json.loads+sha256 lines/s", lines / t_bare, None),
+            ("full check entries/s", checked / t_check, 50_000)]
     print(f"{'measure':<34}{'value':>14}{'target':>12}")
     for name, value, target in rows:
         shown = f">= {target:,}" if target else ""
@@ -151,7 +156,8 @@ def main() -> int:
     ratio = (entries / t_verify) / (lines / t_bare)
     print(f"{'verify / bare loop':<34}{ratio:>14.2f}{'>= 0.50':>12}")
     print(f"(CPU seconds: {steps:,} steps in {t_steps:.3f}; {entries:,} entries verified in "
-          f"{t_verify:.3f}; bare loop {t_bare:.3f}; journal {len(text) / 1e6:.0f} MB)")
+          f"{t_verify:.3f}; bare loop {t_bare:.3f}; full check {t_check:.3f}; "
+          f"journal {len(text) / 1e6:.0f} MB)")
     return 0
 
 

@@ -672,3 +672,11 @@ def test_a_lone_surrogate_is_an_anomaly_whether_escaped_or_raw() -> None:
     assert "lone surrogate" in verify(escaped).anomalies[0].explanation
     raw = first.replace('"lease":"L"', '"lease":"\ud800"')
     assert "lone surrogate" in verify(raw).anomalies[0].explanation
+
+
+def test_a_lease_or_target_that_is_not_a_string_is_refused_at_the_proposal() -> None:
+    for bad in ({"lease": 5}, {"target": None}):
+        fields = {"payload": 1, "premises": {}, "lease": "L", "capabilities": TIERS[2],
+                  "timing": TIMING, **bad}
+        with pytest.raises(kernel.KernelError):
+            kernel.Proposal(**fields)

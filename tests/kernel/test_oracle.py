@@ -836,3 +836,32 @@ def test_wrong_field_a_claim_longer_than_its_ttl() -> None:
     lines, _ = _unit_journal(admission={**admission, "until": admission["until"] + 1})
     assert "admission.until is 60003, the kernel computes 60002" in oracle.check(
         "".join(lines)).first
+
+
+def test_one_effect_resent_20000_times_is_judged_in_linear_time() -> None:
+    """Regression: the send checks once scanned every DISPATCHED per send (over 100 s here);
+    now the whole check takes a couple of seconds (measured, not asserted: not a timing test)."""
+    caps = kernel.Capabilities(dedupes=True, queryable=False, dedup_window=10**9)
+    p = kernel.Proposal(payload={"a": 1}, premises={}, lease="L", capabilities=caps,
+                        timing=TIMING)
+    lease, effects, chain = kernel.Lease("L", 10**12), kernel.Effects(), Chain()
+    lines: list[str] = []
+    history: list[dict[str, Any]] = []
+
+    def run(event: Any) -> None:
+        for c in effects.apply(event, p.effect_id):
+            if isinstance(c, kernel.Append):
+                lines.append(chain.seal(c.entry)[1])
+            if isinstance(c, kernel.Send):
+                history.append({"op": "send", "effect_id": p.effect_id,
+                                "attempt": c.attempt, "ts": event.now})
+
+    run(kernel.Propose(1, p))
+    run(kernel.Authorize(2, lease, {}))
+    run(kernel.Dispatch(3, lease, {}))
+    for _ in range(19_999):
+        run(kernel.Recover(effects.by_id[p.effect_id].claim_until, lease, {}))
+    t = effects.by_id[p.effect_id].claim_until
+    run(kernel.Ack(t, 20_000))
+    history.append({"op": "apply", "effect_id": p.effect_id, "ts": t})
+    assert oracle.check("".join(lines), history, complete=True).valid is True
