@@ -60,18 +60,19 @@ MUTANTS = (
            "        if proven_absent:\n            return Decision(\"refuse\"",
            "        if True:\n            return Decision(\"refuse\""),
     Mutant("no_lease_recheck", "recovery forgets to re-check the lease before a resend",
-           "machine.py", "decide(effect, ev.now, checks[\"lease\"][\"live\"],",
+           "machine.py", "decide(effect, ev.now, refusal not in _AUTHORITY,",
            "decide(effect, ev.now, True,"),
     Mutant("no_premise_recheck", "recovery forgets to re-check the premises before a resend",
-           "machine.py", "checks[\"lease\"][\"live\"], not checks[\"stale\"], ev.lookup)",
-           "checks[\"lease\"][\"live\"], True, ev.lookup)"),
+           "machine.py", "refusal in _AUTHORITY\n                         "
+           "or refusal is None, ev.lookup, refusal)",
+           "True, ev.lookup, refusal if refusal in _AUTHORITY else None)"),
     Mutant("dispatch_skips_checks", "dispatch sends without looking at its own checks",
            "machine.py", "def _dispatch(effect: Effect, ev: Dispatch) -> Transition:\n"
-           "    checks = _checks(ev.now, ev.lease, ev.facts, effect.proposal)\n"
-           "    refusal = _refusal(checks)",
+           "    checks = _unit_send_checks(effect, ev, _checks(ev.now, ev.lease, ev.facts, "
+           "effect.proposal))\n    refusal = _refusal(checks)",
            "def _dispatch(effect: Effect, ev: Dispatch) -> Transition:\n"
-           "    checks = _checks(ev.now, ev.lease, ev.facts, effect.proposal)\n"
-           "    refusal = None"),
+           "    checks = _unit_send_checks(effect, ev, _checks(ev.now, ev.lease, ev.facts, "
+           "effect.proposal))\n    refusal = None"),
     Mutant("conflict_not_rejected", "a resubmission is compared by effect id only, never by "
            "payload", "machine.py",
            "    if ev.proposal.payload_digest != effect.proposal.payload_digest:\n"
