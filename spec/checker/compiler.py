@@ -486,6 +486,8 @@ class Compiler(ActionCompiler, ExpressionCompiler):
                        if FRESH_SUFFIX.search(m) and int(FRESH_SUFFIX.search(m).group(1)) <= start
                        and not m.startswith(("rec_", "enabled_", "c_", "n_", "tlc_print"))})
         body = body.replace(f"*{fname}_FREE", ", ".join(free) or "*()")
+        if not free:  # calls from a mutually recursive operator compiled meanwhile
+            self.ns[f"{fname}_FREE"] = ()
         head = ["if s is not None:"] + indent(self.unpack() or ["pass"])
         src = "\n".join([f"def {fname}(s, {', '.join(pys + free)}):"]
                         + indent(head + [f"return {body}"]))

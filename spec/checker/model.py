@@ -330,7 +330,12 @@ class Model:
         substituted through INSTANCE): enabled then means a successor satisfies it."""
         partial = []
         fn = self.compiler.action_function(node, env, "action", what="fair", partial=partial)
-        test = self.compiler.transition_function(node, env, "fair_step")
+        compiled = []
+
+        def test(s, t):  # compiled on first use only
+            if not compiled:
+                compiled.append(self.compiler.transition_function(node, env, "fair_step"))
+            return compiled[0](s, t)
         return fn, (test if partial else None), test
 
 

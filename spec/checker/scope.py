@@ -127,6 +127,7 @@ def add_definitions(loader, mod, mod_env, target):
         if kind == "OperatorDefinition":
             if type(unit.definiens).__name__ == "Instance":
                 target[unit.name] = instance_binding(loader, unit.definiens, mod_env, mod.path)
+                mod_env[unit.name] = target[unit.name]
             else:
                 target[unit.name] = DefB(unit, mod_env, unit.name in mod.recursive)
                 mod_env[unit.name] = target[unit.name]

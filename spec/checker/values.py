@@ -82,10 +82,10 @@ class LazySet:
     finite = True
 
     def __eq__(self, other):
-        if not self.finite or (isinstance(other, LazySet) and not other.finite):
+        if not self.finite and isinstance(other, LazySet) and not other.finite:
             return self is other or (other.__class__ is self.__class__
                                      and self.shape() == other.shape())
-        return is_set(other) and enum(self) == enum(other)
+        return is_set(other) and enum(self) == enum(other)  # TLC's error if one is infinite
 
     def __hash__(self):
         return hash(enum(self)) if self.finite else hash(self.shape())

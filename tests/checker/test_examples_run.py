@@ -1,0 +1,36 @@
+"""The Examples runner's verdicts (spec/checker/examples_run.py), on made-up manifest rows."""
+from spec.checker.examples_run import runtime_seconds, verdict
+
+OK = {"result": "success", "distinctStates": 10}
+
+
+def test_agree_needs_the_same_result_and_count():
+    assert verdict(OK, {"result": "ok", "distinct_states": 10})[0] == "agree"
+    assert verdict(OK, {"result": "ok", "distinct_states": 11})[0] == "disagree"
+    assert verdict({"result": "success"}, {"result": "ok", "distinct_states": 3})[0] == "agree"
+
+
+def test_a_violation_or_spec_error_on_a_clean_model_is_blame():
+    assert verdict(OK, {"result": "invariant", "violated": "Inv"})[0] == "blamed"
+    assert verdict(OK, {"result": "error", "error": "x.tla:1:1: unknown operator P0"})[0] \
+        == "blamed"
+
+
+def test_refusals_and_failures_are_told_apart():
+    refused = {"result": "error", "error": "x.tla:3:1: unsupported form of temporal property P"}
+    assert verdict(OK, refused)[0] == "refused"
+    assert verdict(OK, None)[0] == "unclear"
+
+
+def test_failures_match_by_kind():
+    safety = {"result": "safety failure"}
+    assert verdict(safety, {"result": "invariant", "violated": "Inv"})[0] == "agree"
+    assert verdict(safety, {"result": "property", "violated": "P"})[0] == "agree"
+    assert verdict(safety, {"result": "ok", "distinct_states": 1})[0] == "disagree"
+    assert verdict({"result": "liveness failure"}, {"result": "property"})[0] == "agree"
+    assert verdict({"result": "deadlock failure"}, {"result": "invariant"})[0] == "disagree"
+
+
+def test_runtime_field():
+    assert runtime_seconds("00:01:05") == 65
+    assert runtime_seconds("unknown") is None
