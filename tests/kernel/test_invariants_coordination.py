@@ -1,0 +1,270 @@
+"""The independent judges of G1, G2, G5, G6 (limited), G7 and G8 catch bugs planted in the
+kernel's coordination code, and pass what the unmodified kernel writes.
+
+How it works. As in test_invariants_independent, the kernel package is copied once per
+planted bug and one bug is patched into the copy (machine.py or view.py). A subprocess puts
+each copy first on the import path and drives it through six small coordination scenarios
+(two units on one item, a shared budget with a worker restarted from the journal, a plan
+superseded before the dispatch, a target that requires verification, a read overlap, a claim
+that expires before its owner sends). The target in the driver applies every request and
+records its fencing token, so a stale owner's write is visible in its record. This process
+judges the journals and records with the real ``kernel.invariants.check``: the unmodified
+copy must pass everything, each bug must be flagged with the guarantee it breaks. A few
+hand-made journals pin that refund journals are judged as before.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kernel import invariants
+from tests.kernel.test_coordination import Bus, admitted, unit
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# name -> (file, text in the kernel's code, replacement, guarantees it must be flagged with)
+BUGS: dict[str, tuple[str, str, str, set[str]]] = {
+    "a claim granted over a live claim": (
+        "machine.py", "    if blocking:\n", "    if False:\n", {"G2"}),
+    "reservation not checked against the cap": (
+        "machine.py", '"ok": reserved + c.cost <= cap}', '"ok": True}', {"G7"}),
+    "a stale plan version accepted at dispatch": (
+        "machine.py", '    if "plan" in unit and not unit["plan"]["ok"]:',
+        '    if "plan" in unit and not unit["plan"]["ok"] and "claim" not in unit:', {"G8"}),
+    "commit on ack although verification is required": (
+        "machine.py", '    if _verifies(effect):\n        return _landed(effect, ev.now, "ack"',
+        '    if False:\n        return _landed(effect, ev.now, "ack"', {"G5"}),
+    "claim not re-checked at dispatch": (
+        "machine.py", '"live": now < admission["until"]}', '"live": True}', {"G2"}),
+    "read overlaps not re-checked": (
+        "machine.py", '{"moved": sorted({e for e in overlaps.values() if e in view.moved})}',
+        '{"moved": []}', {"G6"}),
+    "a commit releases the reservation": (
+        "view.py", "        elif effect.state is State.REFUSED and effect.executed is "
+        "Executed.FALSE:", "        if effect.state.final:", {"G7"}),
+    "the token is not the admission's seq": (
+        "machine.py", '"token": ev.seq,', '"token": ev.seq + 1,', {"G1"}),
+}
+
+DRIVER = r"""
+import json, sys
+for copy in sys.argv[1:]:
+    for name in [m for m in sys.modules if m.split('.')[0] == 'kernel']:
+        del sys.modules[name]
+    sys.path.insert(0, copy)
+    import kernel as k
+    assert k.__file__.startswith(copy), k.__file__
+    CAPS = k.Capabilities(dedupes=True, queryable=True, dedup_window=600_000, lookup_lag=10)
+    TIMING = k.Timing(send_timeout=200, settle_margin=100, dedup_margin=1_000)
+    LEASE, FACTS = k.Lease('L1', 10**9), {'f': 1}
+
+    def unit(name, writes, reads=(), cost=0, cap=0, verify=False, ttl=60_000, version=1):
+        c = k.Coordination(writes=writes, reads=reads, ttl=ttl, budget='b' if cap else None,
+                           cost=cost, cap=cap, plan='p', plan_version=version, verify=verify)
+        return k.Proposal(payload={'unit': name}, premises=FACTS, lease='L1', capabilities=CAPS,
+                          timing=TIMING, key={'unit': name}, coordination=c)
+
+    class Bus:
+        def __init__(self):
+            self.chain, self.entries, self.history = k.Chain(), [], []
+            self.restart()
+        def restart(self):  # a fresh worker: everything from the journal alone
+            self.effects = k.Effects(k.replay(self.entries))
+            self.folder = k.Folder()
+            for e in self.entries:
+                self.folder.add(e)
+        def run(self, ev, eid=None):
+            try:
+                commands = self.effects.apply(ev, eid)
+            except k.KernelError:
+                return  # the planted bug moved the unit somewhere this step does not apply
+            for c in commands:
+                if isinstance(c, k.Append):
+                    entry = self.chain.seal(c.entry)[0]
+                    self.entries.append(entry)
+                    self.folder.add(entry)
+                elif isinstance(c, k.Send):
+                    for op in ('send', 'apply'):
+                        self.history.append({'op': op, 'effect_id': c.effect_id, 'ts': ev.now,
+                                             'attempt': c.attempt, 'token': c.token})
+        def propose(self, p, now):
+            self.run(k.Propose(now, p))
+            return p.effect_id
+        def authorize(self, eid, now, plan=k.Plan('p', 1)):
+            self.run(k.Authorize(now, LEASE, FACTS, self.folder.view(), plan, self.chain.seq),
+                     eid)
+        def dispatch(self, eid, now, plan=k.Plan('p', 1)):
+            self.run(k.Dispatch(now, LEASE, FACTS, self.folder.view(), plan), eid)
+        def ack(self, eid, now, attempt=1):
+            if self.effects.by_id[eid].state is k.State.DISPATCHED:
+                self.run(k.Ack(now, attempt), eid)
+
+    def claims(bus):
+        a = bus.propose(unit('a', ('x',), ttl=1_000), 0)
+        bus.authorize(a, 1)
+        b = bus.propose(unit('b', ('x',)), 2)
+        bus.authorize(b, 2)  # a holds x: must wait
+        bus.authorize(b, 1_001)  # a's claim expired by journal time
+        bus.dispatch(b, 1_002)
+        bus.ack(b, 1_003)
+
+    def stale_owner(bus):
+        a = bus.propose(unit('a', ('x',), ttl=1_000), 0)
+        bus.authorize(a, 1)
+        b = bus.propose(unit('b', ('x',)), 2)
+        bus.authorize(b, 1_001)
+        bus.dispatch(b, 1_002)
+        bus.ack(b, 1_003)
+        bus.dispatch(a, 1_004)  # the stale owner must be refused (claim_expired)
+        bus.ack(a, 1_005)
+
+    def budget(bus):
+        c1 = bus.propose(unit('c1', ('y',), cost=20, cap=30), 0)
+        bus.authorize(c1, 1)
+        c2 = bus.propose(unit('c2', ('z',), cost=20, cap=30), 2)
+        bus.authorize(c2, 2)  # 20 + 20 > 30: refused over_budget
+        bus.dispatch(c1, 3)
+        bus.restart()  # crash after the send: recover from the journal, look it up
+        bus.run(k.Recover(5_000, LEASE, FACTS, k.Lookup(True, 4_999), bus.folder.view(),
+                          k.Plan('p', 1)), c1)
+        bus.restart()
+        c3 = bus.propose(unit('c3', ('w',), cost=20, cap=30), 5_002)
+        bus.authorize(c3, 5_002)  # c1 spent its 20: still over the cap
+        bus.dispatch(c3, 5_003)
+        bus.ack(c3, 5_004)
+
+    def plan(bus):
+        old = bus.propose(unit('old', ('p1',)), 0)
+        bus.authorize(old, 1)
+        bus.propose(unit('new', ('p2',), version=2), 2)  # the plan moved on
+        bus.dispatch(old, 3, k.Plan('p', 2))
+        bus.ack(old, 4)
+
+    def verify(bus):
+        v = bus.propose(unit('v', ('q',), verify=True), 0)
+        bus.authorize(v, 1)
+        bus.dispatch(v, 2)
+        bus.ack(v, 3)  # LANDED, not COMMITTED
+        bus.run(k.Verification(4, 'passed'), v)
+
+    def overlap(bus):
+        w = bus.propose(unit('w', ('r1',)), 0)
+        bus.authorize(w, 1)
+        r = bus.propose(unit('r', ('r2',), reads=('r1',)), 2)
+        bus.authorize(r, 2)  # the overlap with w's claim is recorded
+        bus.dispatch(w, 3)
+        bus.ack(w, 4)
+        bus.dispatch(r, 5)  # w landed: r is refused for re-planning
+        bus.ack(r, 6)
+
+    cells = []
+    for scenario in (claims, stale_owner, budget, plan, verify, overlap):
+        bus = Bus()
+        scenario(bus)
+        own = k.oracle.check(bus.entries, history=bus.history, complete=True)
+        cells.append({'scenario': scenario.__name__, 'entries': bus.entries,
+                      'history': bus.history,
+                      'own_oracle': [own.valid, [a.get('invariant') for a in own.anomalies]]})
+    print(json.dumps({'copy': copy, 'cells': cells}))
+    sys.path.remove(copy)
+"""
+
+
+def _plant(base: Path, name: str, bug: tuple[str, str, str, set[str]] | None) -> Path:
+    copy = base / name.replace(" ", "_").replace("'", "")[:40]
+    shutil.copytree(ROOT / "kernel", copy / "kernel",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    if bug is not None:
+        path = copy / "kernel" / bug[0]
+        text = path.read_text(encoding="utf-8")
+        assert text.count(bug[1]) == 1, f"the kernel changed: cannot plant '{name}'"
+        path.write_text(text.replace(bug[1], bug[2]), encoding="utf-8")
+    return copy
+
+
+@pytest.fixture(scope="module")
+def journals(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[dict[str, Any]]]:
+    """bug name (or "unmodified") -> the scenarios a kernel copy with that bug wrote."""
+    base = tmp_path_factory.mktemp("planted_coord")
+    copies = {"unmodified": _plant(base, "unmodified", None)}
+    copies.update({name: _plant(base, name, bug) for name, bug in BUGS.items()})
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-c", DRIVER, *map(str, copies.values())], cwd=ROOT,
+                         env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    by_copy = {doc["copy"]: doc["cells"] for doc in map(json.loads, out.stdout.splitlines())}
+    return {name: by_copy[str(path)] for name, path in copies.items()}
+
+
+def _flagged(cells: list[dict[str, Any]]) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for cell in cells:
+        for v in invariants.check(cell["entries"], cell["history"], complete=True):
+            found.setdefault(v.invariant, []).append(f"{cell['scenario']}: {v.explanation}")
+    return found
+
+
+def test_the_unmodified_kernels_coordinated_journals_pass(journals: dict[str, Any]) -> None:
+    cells = journals["unmodified"]
+    assert len(cells) == 6 and all(c["entries"] for c in cells)
+    assert _flagged(cells) == {}
+    kinds = {(c["scenario"], e["kind"], e.get("reason")) for c in cells for e in c["entries"]}
+    for seen in [("budget", "REFUSED", "over_budget"), ("plan", "REFUSED", "plan_superseded"),
+                 ("stale_owner", "REFUSED", "claim_expired"), ("verify", "LANDED", None),
+                 ("overlap", "REFUSED", "read_overlap_moved")]:
+        assert seen in kinds, f"the scenario no longer exercises {seen}"
+
+
+@pytest.mark.parametrize("name", sorted(BUGS))
+def test_each_planted_bug_is_flagged_with_its_guarantee(journals: dict[str, Any],
+                                                        name: str) -> None:
+    found = _flagged(journals[name])
+    expected = BUGS[name][3]
+    assert expected <= set(found), (
+        f"planted bug '{name}' not flagged as {sorted(expected)}: flagged {sorted(found)}; "
+        f"reproduce: python3 -m pytest tests/kernel/test_invariants_coordination.py -k "
+        f"\"{name}\"")
+    for g in expected:
+        assert all(x.split(": ", 1)[1].startswith("line ") or " h" in x for x in found[g])
+
+
+def test_the_judges_import_nothing_from_the_kernel() -> None:
+    text = (ROOT / "kernel" / "invariants.py").read_text(encoding="utf-8")
+    assert "import kernel" not in text and "from kernel" not in text
+
+
+def test_refund_journals_meet_no_coordination_judge() -> None:
+    bus = Bus()
+    refund = [{"seq": 0, "kind": "PROPOSED", "effect_id": "e1", "ts": 0, "payload": {}},
+              {"seq": 5, "kind": "COMMITTED", "effect_id": "e1", "ts": 1, "via": "ack"}]
+    assert not [v for v in invariants.check(refund) if v.invariant.startswith("G")]
+    a = admitted(bus, unit("a", writes=("x",)))
+    assert bus.entries and a
+    assert invariants.check(bus.entries) == []
+
+
+def test_hand_edited_coordinated_journals_are_caught() -> None:
+    bus = Bus()
+    a = admitted(bus, unit("a", writes=("x",), cost=20, cap=30, verify=True))
+    bus.dispatch(a, 2)
+    entries = [dict(e) for e in bus.entries]
+    b = unit("b", writes=("x",), cost=20, cap=30)
+    entries.append({**entries[0], "seq": 3, "effect_id": b.effect_id,
+                    "coordination": b.coordination.as_json() if b.coordination else None})
+    entries.append({**entries[1], "seq": 4, "effect_id": b.effect_id, "ts": 3,
+                    "admission": {"token": 4, "until": 60_003, "overlaps": {}}})
+    entries.append({"seq": 5, "kind": "COMMITTED", "effect_id": a, "ts": 4, "via": "ack",
+                    "attempt": 1})
+    history = [{"op": "apply", "effect_id": b.effect_id, "ts": 3, "token": 4},
+               {"op": "apply", "effect_id": a, "ts": 4, "token": 1}]
+    found = {(v.invariant, v.type) for v in invariants.check(entries, history)}
+    assert {("G2", "claim_over_live_claim"), ("G7", "reserved_over_cap"),
+            ("G5", "committed_unverified"), ("G2", "stale_token_write")} <= found, found
