@@ -3,11 +3,9 @@ kernel's coordination code, and pass what the unmodified kernel writes.
 
 How it works. As in test_invariants_independent, the kernel package is copied once per
 planted bug and one bug is patched into the copy (machine.py or view.py). A subprocess puts
-each copy first on the import path and drives it through six small coordination scenarios
-(two units on one item, a shared budget with a worker restarted from the journal, a plan
-superseded before the dispatch, a target that requires verification, a read overlap, a claim
-that expires before its owner sends). The target in the driver applies every request and
-records its fencing token, so a stale owner's write is visible in its record. This process
+each copy first on the import path and drives it through the six coordination scenarios of
+``tests.kernel.coordinated``, whose target applies every request and records its fencing
+token, so a stale owner's write is visible in its record. This process
 judges the journals and records with the real ``kernel.invariants.check``: the unmodified
 copy must pass everything, each bug must be flagged with the guarantee it breaks. A few
 hand-made journals pin that refund journals are judged as before.
@@ -57,122 +55,16 @@ BUGS: dict[str, tuple[str, str, str, set[str]]] = {
 DRIVER = r"""
 import json, sys
 for copy in sys.argv[1:]:
-    for name in [m for m in sys.modules if m.split('.')[0] == 'kernel']:
+    for name in [m for m in sys.modules if m.split('.')[0] in ('kernel', 'tests')]:
         del sys.modules[name]
     sys.path.insert(0, copy)
     import kernel as k
+    from tests.kernel.coordinated import run_all
     assert k.__file__.startswith(copy), k.__file__
-    CAPS = k.Capabilities(dedupes=True, queryable=True, dedup_window=600_000, lookup_lag=10)
-    TIMING = k.Timing(send_timeout=200, settle_margin=100, dedup_margin=1_000)
-    LEASE, FACTS = k.Lease('L1', 10**9), {'f': 1}
-
-    def unit(name, writes, reads=(), cost=0, cap=0, verify=False, ttl=60_000, version=1):
-        c = k.Coordination(writes=writes, reads=reads, ttl=ttl, budget='b' if cap else None,
-                           cost=cost, cap=cap, plan='p', plan_version=version, verify=verify)
-        return k.Proposal(payload={'unit': name}, premises=FACTS, lease='L1', capabilities=CAPS,
-                          timing=TIMING, key={'unit': name}, coordination=c)
-
-    class Bus:
-        def __init__(self):
-            self.chain, self.entries, self.history = k.Chain(), [], []
-            self.restart()
-        def restart(self):  # a fresh worker: everything from the journal alone
-            self.effects = k.Effects(k.replay(self.entries))
-            self.folder = k.Folder()
-            for e in self.entries:
-                self.folder.add(e)
-        def run(self, ev, eid=None):
-            try:
-                commands = self.effects.apply(ev, eid)
-            except k.KernelError:
-                return  # the planted bug moved the unit somewhere this step does not apply
-            for c in commands:
-                if isinstance(c, k.Append):
-                    entry = self.chain.seal(c.entry)[0]
-                    self.entries.append(entry)
-                    self.folder.add(entry)
-                elif isinstance(c, k.Send):
-                    for op in ('send', 'apply'):
-                        self.history.append({'op': op, 'effect_id': c.effect_id, 'ts': ev.now,
-                                             'attempt': c.attempt, 'token': c.token})
-        def propose(self, p, now):
-            self.run(k.Propose(now, p))
-            return p.effect_id
-        def authorize(self, eid, now, plan=k.Plan('p', 1)):
-            self.run(k.Authorize(now, LEASE, FACTS, self.folder.view(), plan, self.chain.seq),
-                     eid)
-        def dispatch(self, eid, now, plan=k.Plan('p', 1)):
-            self.run(k.Dispatch(now, LEASE, FACTS, self.folder.view(), plan), eid)
-        def ack(self, eid, now, attempt=1):
-            if self.effects.by_id[eid].state is k.State.DISPATCHED:
-                self.run(k.Ack(now, attempt), eid)
-
-    def claims(bus):
-        a = bus.propose(unit('a', ('x',), ttl=1_000), 0)
-        bus.authorize(a, 1)
-        b = bus.propose(unit('b', ('x',)), 2)
-        bus.authorize(b, 2)  # a holds x: must wait
-        bus.authorize(b, 1_001)  # a's claim expired by journal time
-        bus.dispatch(b, 1_002)
-        bus.ack(b, 1_003)
-
-    def stale_owner(bus):
-        a = bus.propose(unit('a', ('x',), ttl=1_000), 0)
-        bus.authorize(a, 1)
-        b = bus.propose(unit('b', ('x',)), 2)
-        bus.authorize(b, 1_001)
-        bus.dispatch(b, 1_002)
-        bus.ack(b, 1_003)
-        bus.dispatch(a, 1_004)  # the stale owner must be refused (claim_expired)
-        bus.ack(a, 1_005)
-
-    def budget(bus):
-        c1 = bus.propose(unit('c1', ('y',), cost=20, cap=30), 0)
-        bus.authorize(c1, 1)
-        c2 = bus.propose(unit('c2', ('z',), cost=20, cap=30), 2)
-        bus.authorize(c2, 2)  # 20 + 20 > 30: refused over_budget
-        bus.dispatch(c1, 3)
-        bus.restart()  # crash after the send: recover from the journal, look it up
-        bus.run(k.Recover(5_000, LEASE, FACTS, k.Lookup(True, 4_999), bus.folder.view(),
-                          k.Plan('p', 1)), c1)
-        bus.restart()
-        c3 = bus.propose(unit('c3', ('w',), cost=20, cap=30), 5_002)
-        bus.authorize(c3, 5_002)  # c1 spent its 20: still over the cap
-        bus.dispatch(c3, 5_003)
-        bus.ack(c3, 5_004)
-
-    def plan(bus):
-        old = bus.propose(unit('old', ('p1',)), 0)
-        bus.authorize(old, 1)
-        bus.propose(unit('new', ('p2',), version=2), 2)  # the plan moved on
-        bus.dispatch(old, 3, k.Plan('p', 2))
-        bus.ack(old, 4)
-
-    def verify(bus):
-        v = bus.propose(unit('v', ('q',), verify=True), 0)
-        bus.authorize(v, 1)
-        bus.dispatch(v, 2)
-        bus.ack(v, 3)  # LANDED, not COMMITTED
-        bus.run(k.Verification(4, 'passed'), v)
-
-    def overlap(bus):
-        w = bus.propose(unit('w', ('r1',)), 0)
-        bus.authorize(w, 1)
-        r = bus.propose(unit('r', ('r2',), reads=('r1',)), 2)
-        bus.authorize(r, 2)  # the overlap with w's claim is recorded
-        bus.dispatch(w, 3)
-        bus.ack(w, 4)
-        bus.dispatch(r, 5)  # w landed: r is refused for re-planning
-        bus.ack(r, 6)
-
-    cells = []
-    for scenario in (claims, stale_owner, budget, plan, verify, overlap):
-        bus = Bus()
-        scenario(bus)
-        own = k.oracle.check(bus.entries, history=bus.history, complete=True)
-        cells.append({'scenario': scenario.__name__, 'entries': bus.entries,
-                      'history': bus.history,
-                      'own_oracle': [own.valid, [a.get('invariant') for a in own.anomalies]]})
+    cells = run_all(k)
+    for cell in cells:
+        own = k.oracle.check(cell['entries'], history=cell['history'], complete=True)
+        cell['own_oracle'] = [own.valid, [a.get('invariant') for a in own.anomalies]]
     print(json.dumps({'copy': copy, 'cells': cells}))
     sys.path.remove(copy)
 """
@@ -268,3 +160,52 @@ def test_hand_edited_coordinated_journals_are_caught() -> None:
     found = {(v.invariant, v.type) for v in invariants.check(entries, history)}
     assert {("G2", "claim_over_live_claim"), ("G7", "reserved_over_cap"),
             ("G5", "committed_unverified"), ("G2", "stale_token_write")} <= found, found
+
+
+# ---------------------------------------------------------------- coordination mutants
+
+OPERATOR_GUARANTEE = {
+    "claim_outlives_admission": "G2", "reservation_above_cap": "G7",
+    "committed_unverified": "G5", "dispatch_under_newer_plan": "G8", "token_not_seq": "G1",
+    "claim_expired_at_dispatch": "G2", "read_of_moved_item": "G6", "stale_token_write": "G2",
+}
+
+
+@pytest.fixture(scope="module")
+def coordinated() -> list[dict[str, Any]]:
+    import kernel
+    from tests.kernel.coordinated import run_all
+
+    return run_all(kernel)
+
+
+@pytest.mark.parametrize("operator", sorted(OPERATOR_GUARANTEE))
+def test_each_coordination_mutant_is_flagged_by_the_independent_layer(
+        coordinated: list[dict[str, Any]], operator: str) -> None:
+    from kernel import mutations
+
+    assert set(OPERATOR_GUARANTEE) == set(mutations.COORDINATION)
+    made = 0
+    for cell in coordinated:
+        assert invariants.check(cell["entries"], cell["history"], complete=True) == []
+        for m in mutations.mutants(cell["entries"], cell["history"], [operator]):
+            made += 1
+            found = {v.invariant for v in invariants.check(m.entries, m.history, complete=True)}
+            assert OPERATOR_GUARANTEE[operator] in found, (
+                f"{cell['scenario']} {m.site}: {operator} flagged {sorted(found)}; reproduce: "
+                f"python3 -m tests.kernel.coordinated")
+    assert made, f"{operator} made no mutant of the coordinated scenarios"
+
+
+def test_coordination_operators_leave_refund_journals_alone() -> None:
+    from faults.plans import CATALOGUE
+    from faults.systems import SYSTEMS
+    from kernel import mutations
+    from sim.world import simulate
+
+    for plan in list(CATALOGUE.values())[:4]:
+        run = simulate(plan, SYSTEMS["kernel"], "t2", 1)
+        entries = [e for e in run.disk.entries if e is not None]
+        assert entries
+        assert list(mutations.mutants(entries, list(run.history),
+                                      list(mutations.COORDINATION))) == []
