@@ -209,3 +209,17 @@ def test_coordination_operators_leave_refund_journals_alone() -> None:
         assert entries
         assert list(mutations.mutants(entries, list(run.history),
                                       list(mutations.COORDINATION))) == []
+
+
+def test_a_unit_refused_for_a_check_that_held_is_k10(coordinated: list[dict[str, Any]]) -> None:
+    for cell in coordinated:
+        for i, e in enumerate(cell["entries"]):
+            if e["kind"] != "REFUSED" or e.get("reason") not in invariants.UNIT_REASONS:
+                continue
+            for other in invariants.UNIT_REASONS:
+                if other == e["reason"]:
+                    continue
+                entries = [dict(x) for x in cell["entries"]]
+                entries[i]["reason"] = other
+                found = {v.type for v in invariants.check(entries, cell["history"])}
+                assert "unit_refused_without_cause" in found, (cell["scenario"], other)
