@@ -11,7 +11,8 @@ restarted worker re-runs or recovers. Systems: the four of ``faults.systems``; f
 ``kernel`` each refund is a coordinated unit (budget "cap", cost = its amount, cap 30) whose
 Authorize, Dispatch and Recover carry the view folded from the one shared journal at that
 instant and the seq of the next entry, so the reservation is made in the admission's own
-append. A run holds the cap when the target applied at most $30; for the kernel the journal
+append. The fixed rows run at tier t1, the sweep's cases at each tier in
+turn. A run holds the cap when the target applied at most $30; for the kernel the journal
 is also judged by ``kernel.invariants`` (G7 among them).
 
     python -m sim.sharedcap [--seed S] [--cases N] [--out DIR]
@@ -36,6 +37,7 @@ from faults.plans import FaultPlan
 from faults.systems import LEASE_ID, SYSTEMS, Kernel, KernelWorker, Proc
 from kernel import Authorize, Dispatch, Proposal, Propose, Recover, Reply, State, invariants
 from sim.refund import Job
+from sim.tiers import TIER_NAMES
 from sim.world import simulate
 
 CAP, AMOUNT, ORDERS = 30, 20, (881, 882)
@@ -186,8 +188,9 @@ def systems(planted: bool = False) -> dict[str, Any]:
     return {**{n: s for n, s in SYSTEMS.items() if n != "kernel"}, "kernel": kernel_system}
 
 
-def one(plan: FaultPlan, name: str, system: Any, seed: int) -> dict[str, Any]:
-    run = simulate(plan, system, TIER, seed, scenario=SharedCapStory)  # type: ignore[arg-type]
+def one(plan: FaultPlan, name: str, system: Any, seed: int,
+        tier: str = TIER) -> dict[str, Any]:
+    run = simulate(plan, system, tier, seed, scenario=SharedCapStory)  # type: ignore[arg-type]
     story = run.story
     assert isinstance(story, SharedCapStory)
     row: dict[str, Any] = {"system": name, "spent": story.total, "held": story.total <= CAP,
@@ -214,14 +217,19 @@ def sweep(seed: int, cases: int, planted: bool = False) -> dict[str, Any]:
     rng = random.Random(seed)
     plans = [plan_from(rng, i) for i in range(cases)]
     held = {n: 0 for n in table}
+    by_tier = {n: {t: 0 for t in TIER_NAMES} for n in table}
     judged = 0
     for i, plan in enumerate(plans):
+        tier = TIER_NAMES[i % len(TIER_NAMES)]
         for sys_name, system in table.items():
-            row = one(plan, sys_name, system, seed + i)
+            row = one(plan, sys_name, system, seed + i, tier)
             held[sys_name] += row["held"]
+            by_tier[sys_name][tier] += row["held"]
             judged += bool(row.get("judged"))
+    per_tier = {t: len(range(k, cases, len(TIER_NAMES))) for k, t in enumerate(TIER_NAMES)}
     return {"seed": seed, "cases": cases, "cap": CAP, "amount": AMOUNT, "tier": TIER,
-            "fixed": fixed, "sweep_held": held, "kernel_runs_flagged": judged}
+            "fixed": fixed, "sweep_held": held, "sweep_held_by_tier": by_tier,
+            "cases_by_tier": per_tier, "kernel_runs_flagged": judged}
 
 
 def render(doc: dict[str, Any]) -> str:
@@ -232,10 +240,15 @@ def render(doc: dict[str, Any]) -> str:
     for r in doc["fixed"]:
         lines.append(f"| {r['row']} | {r['system']} | ${r['spent']} | "
                      f"{'yes' if r['held'] else 'NO'} | {'; '.join(r['outcomes'])} |")
+    tiers = list(doc["cases_by_tier"])
     lines += ["", f"Seeded sweep of {doc['cases']} cases (crash points, restarts, start times, "
-              f"jitter drawn from seed {doc['seed']}): runs that held the cap", "",
-              "| system | held |", "|---|---|"]
-    lines += [f"| {n} | {h} of {doc['cases']} |" for n, h in doc["sweep_held"].items()]
+              f"jitter drawn from seed {doc['seed']}; the tiers in turn): runs that held the "
+              f"cap", "", "| system | all | " + " | ".join(
+                  f"{t} (of {doc['cases_by_tier'][t]})" for t in tiers) + " |",
+              "|---|---|" + "---|" * len(tiers)]
+    lines += [f"| {n} | {h} of {doc['cases']} | " + " | ".join(
+        str(doc["sweep_held_by_tier"][n][t]) for t in tiers) + " |"
+        for n, h in doc["sweep_held"].items()]
     lines += ["", f"Kernel runs whose journal kernel.invariants flags: "
               f"{doc['kernel_runs_flagged']}.", ""]
     return "\n".join(lines)
