@@ -21,6 +21,7 @@ when verification fails. A change that writes one of its own verifying tests is 
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -97,7 +98,13 @@ def plan(tree: Mapping[str, str], unit: str, writes: Mapping[str, str | None],
     items = [f"file:{p}" for p in paths] + [f"sym:{n}" for n in sorted(defined)]
     change = Change(unit, tuple(Write(p, file_digest(tree.get(p)), writes[p]) for p in paths),
                     tuple(sorted(tests)), tuple(items))
-    return change, facts(tree, premise_names(change, read))
+    premises = facts(tree, premise_names(change, read))
+    for w in change.writes:  # a name this change defines anew must be defined nowhere yet
+        old = symbols.definitions(tree.get(w.path) or "") or {}
+        new = symbols.definitions(w.after or "") or {}
+        premises.update({f"new:{n}": ABSENT for n in sorted(new)
+                         if len(new[n]) > len(old.get(n, []))})
+    return change, premises
 
 
 def premise_names(change: Change, reads: Iterable[str]) -> list[str]:
@@ -120,6 +127,8 @@ def facts(tree: Mapping[str, str], names: Iterable[str],
         kind, _, arg = name.partition(":")
         if kind == "def":
             out[name] = symbols.symbol_digest(tree, arg)
+        elif kind == "new":
+            out[name] = symbols.symbol_digest(tree, arg)
         else:
             out[name] = file_digest(tree.get(arg))
     return out
@@ -131,6 +140,27 @@ def own_landed(tree: Mapping[str, str], change: Change,
     return {w.path: befores[w.path] for w in change.writes
             if w.path in befores and file_digest(tree.get(w.path)) == file_digest(w.after)
             and w.before != file_digest(w.after)}
+
+
+def revert(current: str | None, before: str | None, after: str | None) -> str | None:
+    """Undo one file's change on its current text: the before-image when nobody touched the
+    file since; otherwise put back (or remove) only the definitions the change altered, so
+    later edits by others to the rest of the file survive."""
+    if file_digest(current) == file_digest(after) or current is None:
+        return before
+    old, cur = symbols.definitions(before or "") or {}, symbols.definitions(current)
+    if cur is None:
+        return before
+    lines = current.splitlines(keepends=True)
+    spans = []
+    for name in symbols.changed_names(before, after):
+        for node in cur.get(name, []):
+            start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+            text = "".join(ast.get_source_segment(before or "", d) or "" for d in old.get(name, []))
+            spans.append((start - 1, node.end_lineno or node.lineno, text))
+    for start, end, text in sorted(spans, reverse=True):
+        lines[start:end] = [text + "\n"] if text else []
+    return "".join(lines)
 
 
 # ---------------------------------------------------------------- durable file operations
@@ -202,6 +232,9 @@ class Repo:
     def lookup(self, change: Change) -> str:
         """"after" (landed), "before" (not landed), "mixed" (half: recover forward), or
         "neither" (the files moved on since the change was planned)."""
+        rec = self._record(change.id)
+        if rec is not None:
+            return {"applied": "after", "applying": "mixed", "restored": "before"}[rec["state"]]
         after = before = 0
         for w in change.writes:
             now = file_digest(self.read(w.path))
@@ -225,7 +258,9 @@ class Repo:
         p = self.state / "tokens.json"
         return json.loads(p.read_text(encoding="utf-8")) if p.exists() else {}
 
-    def check_token(self, change: Change, token: int) -> None:
+    def check_token(self, change: Change, token: int | None) -> None:
+        if token is None:
+            return
         seen = self._tokens()
         stale = sorted(i for i in change.items if seen.get(i, -1) > token)
         if stale:
@@ -242,7 +277,7 @@ class Repo:
 
     # ------------------------------------------------------------ writing
 
-    def apply(self, change: Change, token: int) -> str:
+    def apply(self, change: Change, token: int | None) -> str:
         """Land the change: "applied", or "deduplicated" when it already had landed."""
         if change.edits_own_tests():
             raise RepoError("the change writes one of its own verifying tests")
@@ -261,9 +296,10 @@ class Repo:
                "files": [{"path": w.path, "before": self.read(w.path), "after": w.after}
                          for w in change.writes]}
         self._save(rec)  # images journaled before any file is touched
-        seen = self._tokens()
-        seen.update({i: max(token, seen.get(i, -1)) for i in change.items})
-        atomic_write(self.state / "tokens.json", json.dumps(seen, sort_keys=True) + "\n")
+        if token is not None:
+            seen = self._tokens()
+            seen.update({i: max(token, seen.get(i, -1)) for i in change.items})
+            atomic_write(self.state / "tokens.json", json.dumps(seen, sort_keys=True) + "\n")
         self._finish(rec)
         return "applied"
 
@@ -291,7 +327,8 @@ class Repo:
         if rec is None:
             return
         for f in rec["files"]:
-            atomic_write(self.root / f["path"], f["before"])
+            atomic_write(self.root / f["path"], revert(self.read(f["path"]), f["before"],
+                                                       f["after"]))
         rec["state"] = "restored"
         self._save(rec)
 

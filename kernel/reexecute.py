@@ -29,6 +29,7 @@ from kernel.machine import (
     Ack,
     Append,
     Authorize,
+    Blocked,
     Dispatch,
     Effect,
     Event,
@@ -37,11 +38,14 @@ from kernel.machine import (
     Query,
     Recover,
     Reply,
+    Verification,
+    Verify,
     WaitUntil,
     step,
 )
-from kernel.model import Capabilities, Lease, Proposal, State, Timing
+from kernel.model import Capabilities, Coordination, Lease, Plan, Proposal, State, Timing, View
 from kernel.recovery import Lookup
+from kernel.view import Folder
 
 Entry = Mapping[str, Any]
 CHAIN_FIELDS = frozenset({"seq", "prev", "hash"})
@@ -100,23 +104,59 @@ def _lookup(entry: Entry) -> Lookup | None:
 
 
 def _proposal(entry: Entry) -> Proposal:
+    unit = entry.get("coordination")
     try:
         return Proposal(payload=entry["payload"], premises=entry["premises"],
                         lease=entry["lease"], capabilities=Capabilities(**entry["capabilities"]),
                         timing=Timing(**entry["timing"]), key=entry["key"],
-                        target=entry["target"])
-    except KernelError as exc:
+                        target=entry["target"],
+                        coordination=Coordination.from_json(unit) if unit is not None else None)
+    except (KernelError, TypeError) as exc:
         raise Divergence("refused_proposal", "kind",
                          f"the kernel refuses this proposal: {exc}") from None
+
+
+class Context:
+    """What a coordinated unit's events carry beside the entry: the journal-wide view of
+    the entries before it (folded only once a coordinated unit appears) and the seq."""
+
+    def __init__(self) -> None:
+        self.earlier: list[Entry] = []
+        self.folder: Folder | None = None
+        self.seq = 0
+
+    def view(self) -> View:
+        if self.folder is None:
+            self.folder = Folder()
+            for entry in self.earlier:
+                self.folder.add(entry)
+        return self.folder.view()
+
+    def done(self, entry: Entry) -> None:
+        if self.folder is None:
+            self.earlier.append(entry)
+        else:
+            self.folder.add(entry)
+
+
+def _unit(effect: Effect, entry: Entry, ctx: Context) -> dict[str, Any]:
+    """A coordinated unit's extra observations: the view, and the plan's current version
+    as recorded in its check (the view's own record of the plan can only raise it)."""
+    if effect.proposal.coordination is None:
+        return {}
+    plan = entry.get("checks", {}).get("unit", {}).get("plan")
+    return {"view": ctx.view(),
+            "plan": Plan(plan["id"], plan["current"]) if plan is not None else None}
+
 
 # ---------------------------------------------------------------- one rebuild per (state, kind)
 
 
-def _propose(effect: Effect | None, entry: Entry) -> Event:
+def _propose(effect: Effect | None, entry: Entry, ctx: Context) -> Event:
     return Propose(entry["ts"], _proposal(entry))
 
 
-def _resubmit(effect: Effect | None, entry: Entry) -> Event:
+def _resubmit(effect: Effect | None, entry: Entry, ctx: Context) -> Event:
     """A REJECTED entry: a proposal of this effect with the payload digest it names."""
     assert effect is not None
     again = replace(effect.proposal)
@@ -124,32 +164,43 @@ def _resubmit(effect: Effect | None, entry: Entry) -> Event:
     return Propose(entry["ts"], again)
 
 
-def _authorize(effect: Effect | None, entry: Entry) -> Event:
+def _authorize(effect: Effect | None, entry: Entry, ctx: Context) -> Event:
     assert effect is not None
-    return Authorize(entry["ts"], *_checked(entry, effect))
+    unit = _unit(effect, entry, ctx)
+    if unit:
+        unit["seq"] = ctx.seq
+    return Authorize(entry["ts"], *_checked(entry, effect), **unit)
 
 
-def _dispatch(effect: Effect | None, entry: Entry) -> Event:
+def _dispatch(effect: Effect | None, entry: Entry, ctx: Context) -> Event:
     assert effect is not None
-    return Dispatch(entry["ts"], *_checked(entry, effect))
+    return Dispatch(entry["ts"], *_checked(entry, effect), **_unit(effect, entry, ctx))
 
 
-def _recover(effect: Effect | None, entry: Entry) -> Event:
+def _recover(effect: Effect | None, entry: Entry, ctx: Context) -> Event:
     assert effect is not None
-    return Recover(entry["ts"], *_checked(entry, effect), _lookup(entry))
+    return Recover(entry["ts"], *_checked(entry, effect), _lookup(entry),
+                   **_unit(effect, entry, ctx))
 
 
-def _commit(effect: Effect | None, entry: Entry) -> Event:
+def _commit(effect: Effect | None, entry: Entry, ctx: Context) -> Event:
     """An ack, or a recovery that found the effect (the kernel records no check for that:
     its decision to commit comes before any lease check, so any live lease stands in)."""
     assert effect is not None
     if entry["via"] == "ack":
         return Ack(entry["ts"], _need(entry, "attempt", "an ack names the attempt it answers"))
     p = effect.proposal
-    return Recover(entry["ts"], Lease(p.lease, FOREVER), dict(p.premises), _lookup(entry))
+    return Recover(entry["ts"], Lease(p.lease, FOREVER), dict(p.premises), _lookup(entry),
+                   **_unit(effect, entry, ctx))
 
 
-def _late(effect: Effect | None, entry: Entry) -> Event:
+def _verified(effect: Effect | None, entry: Entry, ctx: Context) -> Event:
+    """After LANDED: the verification's result (COMMITTED passed, REFUSED failed)."""
+    result = {"COMMITTED": "passed", "REFUSED": "failed"}.get(entry["kind"])
+    return Verification(entry["ts"], result or entry.get("result", ""))
+
+
+def _late(effect: Effect | None, entry: Entry, ctx: Context) -> Event:
     assert effect is not None
     if entry["answer"] == "ack":
         attempt = _need(entry, "attempt", "an ack names the attempt it answers")
@@ -167,8 +218,8 @@ def _late(effect: Effect | None, entry: Entry) -> Event:
     return LookupAnswer(entry["ts"], found, asked)
 
 
-Rebuild = Callable[[Effect | None, Entry], Event]
-P, A, D = State.PROPOSED, State.AUTHORIZED, State.DISPATCHED
+Rebuild = Callable[[Effect | None, Entry, Context], Event]
+P, A, D, L = State.PROPOSED, State.AUTHORIZED, State.DISPATCHED, State.LANDED
 FINALS = (State.COMMITTED, State.REFUSED, State.AMBIGUOUS)
 
 EVENTS: dict[tuple[State | None, str], Rebuild] = {
@@ -177,7 +228,8 @@ EVENTS: dict[tuple[State | None, str], Rebuild] = {
     (P, "AUTHORIZED"): _authorize, (P, "REFUSED"): _authorize,
     (A, "DISPATCHED"): _dispatch, (A, "REFUSED"): _dispatch,
     **{(D, k): _recover for k in ("DISPATCHED", "REFUSED", "AMBIGUOUS")},
-    (D, "COMMITTED"): _commit,
+    (D, "COMMITTED"): _commit, (D, "LANDED"): _commit,
+    **{(L, k): _verified for k in ("COMMITTED", "REFUSED", "VERIFIED")},
     **{(s, "LATE"): _late for s in FINALS},
 }
 
@@ -195,6 +247,11 @@ def _silence(effect: Effect | None, commands: Iterable[Any]) -> str:
                     f"{claim})")
         if isinstance(c, Reply):
             return f"a new submission of this effect is answered '{c.outcome}', not journaled"
+        if isinstance(c, Blocked):
+            return (f"admission waits: {', '.join(c.items)} held by a live claim until "
+                    f"{c.until}")
+        if isinstance(c, Verify):
+            return "it runs the verification (again)"
     return "it takes no step"
 
 
@@ -271,15 +328,16 @@ def _compare(effect: Effect | None, event: Event, entry: Entry,
 # ---------------------------------------------------------------- the run
 
 
-def reexecute_entry(effect: Effect | None, entry: Entry) -> Effect:
+def reexecute_entry(effect: Effect | None, entry: Entry, ctx: Context | None = None) -> Effect:
     """The kernel's effect after the step that wrote ``entry``, or Divergence."""
+    ctx = ctx or Context()
     state = effect.state if effect is not None else None
     rebuild = EVENTS.get((state, entry["kind"]))
     if rebuild is None:
         where = state.value if state else "an effect never proposed"
         raise Divergence("unexpected_entry", "kind",
                          f"the kernel never writes {entry['kind']} for {where}")
-    event = rebuild(effect, entry)
+    event = rebuild(effect, entry, ctx)
     try:
         result = step(effect, event)
     except IllegalTransition as exc:
@@ -299,10 +357,13 @@ def reexecute(entries: Iterable[Entry]) -> dict[str, Effect]:
     """The kernel's effects after writing ``entries``; raises Divergence (with ``line``) at
     the first entry the reference kernel does not write."""
     effects: dict[str, Effect] = {}
+    ctx = Context()
     for entry in entries:
         eid = entry["effect_id"]
+        ctx.seq = entry["seq"]
         try:
-            effects[eid] = reexecute_entry(effects.get(eid), entry)
+            effects[eid] = reexecute_entry(effects.get(eid), entry, ctx)
+            ctx.done(entry)
         except Divergence as d:
             d.line = entry["seq"] + 1
             d.explanation = f"line {d.line}: effect {eid[:12]}: {d.explanation}"

@@ -18,6 +18,10 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+RECYCLE = 200  # tasks per worker process before a fresh fork replaces it: whatever a worker
+# caches (the spec's successor sets) cannot grow without bound over a million cases, and a
+# fresh fork inherits the spec the parent compiled before the pool started.
+
 
 class Inline:
     """A pool of one: runs in this process."""
@@ -34,7 +38,7 @@ def pool(jobs: int) -> Iterator[Any]:
         return
     methods = multiprocessing.get_all_start_methods()
     ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-    with ctx.Pool(jobs) as p:
+    with ctx.Pool(jobs, maxtasksperchild=RECYCLE) as p:
         yield p
         p.close()
         p.join()

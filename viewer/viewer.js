@@ -184,6 +184,9 @@
     if (ev.some((e) => e.actor === "world" && e.kind === "withdraw_approval")) {
       bits.push("the approval was withdrawn");
     }
+    if (ev.some((e) => e.actor === "world" && e.kind === "hold_customer")) {
+      bits.push("the customer's account was put on hold");
+    }
     const submits = ev.filter((e) => e.actor === "agent" && e.kind === "submit").length;
     if (submits > 1) bits.push("the job was submitted " + submits + " times");
     const amounts = new Set(ev.filter((e) => e.actor === "agent" && e.kind === "decide" &&
@@ -312,7 +315,8 @@
       if (k === "crash") { shape = "bolt"; fill = C.vermillion; }
       else if (k === "restart") { shape = "circle"; fill = C.purple; txt = "\u21bb"; }
       else { shape = "hex"; fill = C.purple;
-             txt = { revoke_lease: "L", manual_refund: "$", withdraw_approval: "W" }[k] || "!"; }
+             txt = { revoke_lease: "L", manual_refund: "$", withdraw_approval: "W",
+                     hold_customer: "H" }[k] || "!"; }
     }
     const P = {
       square: "M-8,-8 H8 V8 H-8 Z", doc: "M-8,-10 H4 L8,-6 V10 H-8 Z",
@@ -369,6 +373,7 @@
     ["world", "restart", "the world: the worker restarts (\u21bb)"],
     ["world", "revoke_lease", "the world moves: lease revoked L, manual refund $, approval " +
      "withdrawn W", ["manual_refund", "withdraw_approval"]],
+    ["world", "hold_customer", "the world moves: the customer's account is put on hold (H)"],
   ];
   function buildLegend() {
     const ul = $("legend-list");

@@ -10,7 +10,8 @@ did the landings spend more than the shared budget. Availability: a unit that di
 although its agent kept its authority, its plan stayed current, the budget had room, nobody
 else implemented its work, and its patch merged onto the final tree passes the reference
 tests, was refused for no reason. For kernel-driven systems, receipts are compared with the
-landing record (``dishonest``) and units left open are counted (``unresolved``).
+landing record (``dishonest``), units left open are counted (``unresolved``) and the journal
+is given to ``kernel.guarantees.judge`` (G1, G2, G5, G6 limited, G7, G8 over the entries).
 """
 
 from __future__ import annotations
@@ -20,12 +21,13 @@ from collections import Counter
 from typing import Any
 
 import kernel
+from kernel import guarantees
 from sim.coding.model import merge
 from sim.coding.story import UNITS
 
 HARMS = ("broken_tree", "implemented_twice", "test_edited", "revoked_lease_write",
          "superseded_plan_write", "stale_owner_write", "over_budget", "dishonest",
-         "unresolved", "driver_error")
+         "unresolved", "journal_breach", "driver_error")
 _DEF = re.compile(r"^(?:async\s+def|def|class)\s+(\w+)", re.M)
 _PASSES: dict[frozenset[tuple[str, str]], bool] = {}
 
@@ -79,12 +81,15 @@ def defined_twice(tree: dict[str, str]) -> list[str]:
     return sorted(n for n, k in names.items() if k > 1)
 
 
-def judge(run: Any) -> dict[str, Any]:
+def judge(run: Any, passes: Any = None) -> dict[str, Any]:
+    """The run's harms and availability; ``passes(files)`` runs the reference tests
+    (default: this module's runner; the real table passes one that runs pytest)."""
+    passes = passes or tests_pass
     story = run.story
     tree = story.repo.tree()
     ref = story.reference
     found: dict[str, list[str]] = {h: [] for h in HARMS}
-    if not tests_pass({**code_of(tree), **ref}):
+    if not passes({**code_of(tree), **ref}):
         found["broken_tree"].append("the reference tests fail on the final tree")
     found["implemented_twice"] += defined_twice(tree)
     found["test_edited"] += [p for p in sorted(ref) if tree.get(p) != ref[p]]
@@ -106,9 +111,11 @@ def judge(run: Any) -> dict[str, Any]:
     if any(e.get("kind") == "PROPOSED" for e in run.disk.entries if e):
         found["dishonest"] += _dishonest(run)
         found["unresolved"] += [j.unit.name for j in run.jobs if not j.done]
+        found["journal_breach"] += [f"{b.guarantee} at seq {b.seq}: {b.explanation}" for b in
+                                    guarantees.judge([e for e in run.disk.entries if e])]
     found["driver_error"] += list(run.errors) + list(run.alerts)
     harms = [h for h in HARMS if found[h]]
-    lost = refused_for_no_reason(run, arrivals)
+    lost = refused_for_no_reason(run, arrivals, passes)
     return {"harms": harms, "details": {h: found[h] for h in harms}, "lost": lost,
             "ok": not harms and not lost, "spent": story.spent(),
             "landed": sorted(_landed(story)), "tree_passes": not found["broken_tree"]}
@@ -128,21 +135,21 @@ def _landed(story: Any) -> set[str]:
 
 def _dishonest(run: Any) -> list[str]:
     story = run.story
-    landed = {landing.unit for landing in story.landings}
-    kept = _landed(story)
+    landed = {landing.effect_id for landing in story.landings}
+    undone = {u for u, _ in story.restored}
     out = []
     for r in kernel.receipts([e for e in run.disk.entries if e]):
         change = story.changes.get(r.effect_id)
         if change is None:
             continue
-        if r.executed == "false" and change.unit in landed:
+        if r.executed == "false" and r.effect_id in landed:
             out.append(f"{change.unit}: receipt says never applied, the target applied it")
-        if r.final == "COMMITTED" and change.unit not in kept:
+        if r.final == "COMMITTED" and (r.effect_id not in landed or change.unit in undone):
             out.append(f"{change.unit}: COMMITTED but not in the repository")
     return out
 
 
-def refused_for_no_reason(run: Any, arrivals: dict[str, int]) -> list[str]:
+def refused_for_no_reason(run: Any, arrivals: dict[str, int], passes: Any) -> list[str]:
     story = run.story
     tree = story.repo.tree()
     landed = _landed(story)
@@ -161,6 +168,6 @@ def refused_for_no_reason(run: Any, arrivals: dict[str, int]) -> list[str]:
             continue
         after = {**tree, **{p: t for p, t in merge(tree, list(unit.ops)).items()
                             if t is not None}}
-        if tests_pass({**code_of(after), **story.reference}) and not defined_twice(after):
+        if passes({**code_of(after), **story.reference}) and not defined_twice(after):
             lost.append(name)
     return lost

@@ -39,6 +39,9 @@ from sim.coding.systems import CLAIM_TTL, POLL, CodingWorker, Original, Proc, pa
 from sim.tiers import TIMING
 
 VERIFY_MS = 300  # ms the control plane's test run takes
+REPLANS = 2  # a unit refused because what it relied on changed is planned again this often
+REPLAN_ON = ("premise_stale", "read_overlap_moved")
+REPLAN_WAIT = 1_000
 
 
 class KernelSystem(Original):
@@ -47,7 +50,7 @@ class KernelSystem(Original):
     def __init__(self) -> None:
         super().__init__("kernel")
 
-    def handle(self, node: Any, job: Job, rerun: bool) -> Proc:
+    def handle(self, node: Any, job: Job, rerun: bool, replans: int = 0) -> Proc:
         kw = self.worker(node)
         unit, story = job.unit, node.story
         node.decide(job, rerun)
@@ -62,7 +65,7 @@ class KernelSystem(Original):
             ttl=max(1, min(CLAIM_TTL, lease.expires_at - node.now)),
             budget="shared" if cap is not None else None,
             cost=unit.cost if cap is not None else 0, cap=cap or 0, plan=unit.plan,
-            plan_version=story.plan_version(unit.plan, node.now), verify=True)
+            plan_version=story.plan_version(unit.plan, job.at), verify=True)
         proposal = Proposal(payload=payload_of(unit, change, journaled=True), premises=premises,
                             lease=lease.id, capabilities=CAPS, timing=TIMING, target="repo",
                             coordination=coordination)
@@ -70,12 +73,23 @@ class KernelSystem(Original):
         story.changes[eid] = change
         for cmd in kw.apply(Propose(node.now, proposal)):
             if isinstance(cmd, Reply):
-                node.complete(job, cmd.outcome)
+                if cmd.outcome == "already_final" and replans:
+                    self.finish(kw, job, eid)  # planned again: the same change, decided
+                else:
+                    node.complete(job, cmd.outcome)
                 return
         yield from self.authorize(kw, job, eid)
         if kw.state(eid) is State.AUTHORIZED:
             yield node.wait(WORK)
         yield from kw.advance(eid)
+        effect = kw.effects.by_id.get(eid)
+        if effect is not None and effect.state is State.REFUSED and replans < REPLANS and \
+                str(effect.reason).startswith(REPLAN_ON) and node.alive:
+            node.log("agent", "replan", f"{unit.name} refused ({effect.reason}): the agent "
+                                        f"plans again on the tree as it is now")
+            yield node.wait(REPLAN_WAIT)
+            yield from self.handle(node, job, True, replans + 1)
+            return
         self.finish(kw, job, eid)
 
     def authorize(self, kw: CodingWorker, job: Job, eid: str) -> Proc:
@@ -121,9 +135,14 @@ class KernelSystem(Original):
         node, story = kw.node, kw.node.story
         kind = type(cmd).__name__
         if kind == "Verify":
-            result = story.repo.verify()
-            node.log("kernel", "verify", f"the control plane runs the tests: {result}")
+            while story.verifying_until > node.now:  # one test run at a time
+                yield node.wait_until(story.verifying_until)
+            story.verifying_until = node.now + VERIFY_MS
             yield node.wait(VERIFY_MS)
+            if kw.state(eid) is not State.LANDED:
+                return
+            result = story.repo.verify(self.verified_tree(kw, eid))
+            node.log("kernel", "verify", f"the control plane ran the tests: {result}")
             for extra in kw.apply(Verification(node.now, result), eid):
                 yield from self.command(kw, eid, extra)
         elif kind == "Restore":
@@ -131,6 +150,26 @@ class KernelSystem(Original):
             story.repo.restore(change)
             story.restored.append((change.unit, node.now))
             node.log("target", "restore", f"before-images of {change.unit} restored")
+
+    @staticmethod
+    def verified_tree(kw: CodingWorker, eid: str) -> dict[str, str]:
+        """The tree with this change, without other changes that landed and are not verified
+        yet: each change is verified on what is committed plus itself."""
+        repo = kw.node.story.repo
+        tree = repo.tree()
+        for other, effect in kw.effects.by_id.items():
+            if other == eid or effect.state not in (State.DISPATCHED, State.LANDED):
+                continue
+            change = kw.change(other)
+            for w in change.writes:
+                befores = repo.befores(change)
+                if w.path in befores:
+                    text = grepo.revert(tree.get(w.path), befores[w.path], w.after)
+                    if text is None:
+                        tree.pop(w.path, None)
+                    else:
+                        tree[w.path] = text
+        return tree
 
     def admit(self, kw: CodingWorker, job: Job, change: grepo.Change, eid: str) -> str | None:
         return None  # admission is the kernel's (Authorize with the journal-wide view)

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gate.repo import Change, file_digest
+from gate.repo import Change, file_digest, revert
 
 Tree = dict[str, str]
 Op = dict[str, Any]
@@ -37,8 +37,9 @@ FIXTURE: Tree = {
                     '    assert text.slugify("Big Cat") == "big-cat"\n\n\n'
                     'def test_shout():\n    if hasattr(text, "shout"):\n'
                     '        assert text.shout("hi") == "HI!"\n',
-    "test_app.py": 'import app\n\n\ndef test_page():\n    assert app.page("Hi") == "<h1>Hi</h1>"\n'
-                   '\n\ndef test_tag():\n    assert app.tag("Big Cat") == "#big-cat"\n\n\n'
+    "test_app.py": 'import app\nimport text\n\n\ndef test_page():\n'
+                   '    assert app.page("Hi") == "<h1>Hi</h1>"\n\n\ndef test_tag():\n'
+                   '    assert app.tag("Big Cat") == "#" + text.slugify("Big Cat")\n\n\n'
                    'def test_post_url():\n    if hasattr(app, "post_url"):\n'
                    '        assert app.post_url("Hello World") == "/posts/hello-world"\n\n\n'
                    'def test_banner():\n    if hasattr(app, "banner"):\n'
@@ -114,6 +115,9 @@ class RepoModel:
             self.files[path] = text
 
     def lookup(self, change: Change) -> str:
+        rec = self.records.get(change.id)
+        if rec is not None:
+            return {"applied": "after", "applying": "mixed", "restored": "before"}[rec["state"]]
         after = sum(file_digest(self.files.get(w.path)) == file_digest(w.after)
                     for w in change.writes)
         before = sum(file_digest(self.files.get(w.path)) == w.before for w in change.writes)
@@ -170,8 +174,8 @@ class RepoModel:
         rec = self.records.get(change.id)
         if rec is None:
             return
-        for path, before, _ in rec["files"]:
-            self.write(path, before)
+        for path, before, after in rec["files"]:
+            self.write(path, revert(self.files.get(path), before, after))
         rec["state"] = "restored"
 
     def patch(self, ops: list[Op], on_file: Callable[[int], bool]) -> str:
@@ -182,8 +186,8 @@ class RepoModel:
                 return "crashed"
         return "applied"
 
-    def verify(self) -> str:
-        return run_tests(self.files)
+    def verify(self, tree: Mapping[str, str] | None = None) -> str:
+        return run_tests(self.files if tree is None else tree)
 
 
 # ---------------------------------------------------------------- verification

@@ -38,9 +38,9 @@ TRUNCATED = ('def slugify(s):\n'
              '    """Lower-case words joined by dashes, at most 10 characters."""\n'
              '    return "-".join(s.lower().split())[:10]\n')
 WRONG_POST_URL = 'def post_url(title):\n    return "/posts/" + title\n'
-WEAKENED_TEST = ('import app\n\n\ndef test_page():\n'
+WEAKENED_TEST = ('import app\nimport text\n\n\ndef test_page():\n'
                  '    assert app.page("Hi") == "<h1>Hi</h1>"\n\n\ndef test_tag():\n'
-                 '    assert app.tag("Big Cat") == "#big-cat"\n')
+                 '    assert app.tag("Big Cat") == "#" + text.slugify("Big Cat")\n')
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,11 +78,11 @@ UNITS: dict[str, Unit] = {u.name: u for u in (
     Unit("post_url_buggy", "agent-a", "post_url", (_add("app.py", WRONG_POST_URL),)),
 )}
 
-REFORMATTED = ('# slug helpers (reformatted)\n\n\ndef slugify( s ):\n'
+REFORMATTED = ('def slugify( s ):\n'
                '    # words, lower-cased, joined\n'
                '    """Lower-case the words and join them with dashes."""\n'
-               '    return "-".join(\n        s.lower().split()\n    )\n\n\n'
-               'def initials(s):\n    return "".join(w[0] for w in s.split())\n')
+               '    return "-".join(\n        s.lower().split()\n    )\n')
+INITIALS = 'def initials(s):\n    return "".join(w[0] for w in s.split())\n'
 SEMANTIC = 'def slugify(s):\n    """Lower-case words joined by dashes."""\n' \
            '    return "_".join(s.lower().split())\n'
 
@@ -95,10 +95,10 @@ def _rename(path: str) -> Op:
 WORLD: dict[str, tuple[tuple[Op, ...], tuple[Op, ...]]] = {
     "rename": ((_rename("text.py"), _rename("app.py")),
                (_rename("test_text.py"), _rename("test_app.py"))),
-    "reformat": (({"op": "put", "path": "text.py", "text": REFORMATTED},), ()),
+    "reformat": (({"op": "replace", "path": "text.py", "name": "slugify", "code": REFORMATTED},
+                  {"op": "add", "path": "text.py", "code": INITIALS}), ()),
     "semantic": (({"op": "replace", "path": "text.py", "name": "slugify", "code": SEMANTIC},),
-                 ({"op": "sub", "path": "test_text.py", "old": "big-cat", "new": "big_cat"},
-                  {"op": "sub", "path": "test_app.py", "old": "#big-cat", "new": "#big_cat"})),
+                 ({"op": "sub", "path": "test_text.py", "old": "big-cat", "new": "big_cat"},)),
 }
 
 
@@ -151,6 +151,7 @@ class Landing:
     system_kind: str  # "change" | "patch"
     result: str
     cost: int
+    effect_id: str | None = None
 
 
 @dataclass
@@ -169,6 +170,7 @@ class CodingStory:
     restored: list[tuple[str, int]] = field(default_factory=list)
     changes: dict[str, Change] = field(default_factory=dict)  # effect id -> change
     world_log: list[tuple[int, str]] = field(default_factory=list)
+    verifying_until: int = 0  # the control plane runs one verification at a time
 
     def __post_init__(self) -> None:
         tree = self.repo.tree()
@@ -240,10 +242,19 @@ class CodingStory:
 
     def world_edit(self, name: str, now: int) -> str:
         code, tests = WORLD[name]
-        for path, text in merge(self.repo.tree(), list(code) + list(tests)).items():
+        tree = self.repo.tree()
+        writes = merge(tree, list(code) + list(tests))
+        reference = {**self.reference, **{p: t for p, t in merge(self.reference,
+                                                                  list(tests)).items() if t}}
+        after = {p: t for p, t in {**tree, **writes}.items() if t is not None}
+        candidate = {**{p: t for p, t in after.items() if not p.startswith("test_")},
+                     **reference}
+        if self.repo.verify(candidate) != "passed":  # people run the tests before pushing
+            self.world_log.append((now, f"{name} not pushed"))
+            return f"someone's {name} edit would break the tests: not pushed"
+        for path, text in writes.items():
             self.repo.write(path, text)
-        self.reference.update({p: t for p, t in merge(self.reference, list(tests)).items()
-                               if t is not None})
+        self.reference = reference
         self.world_log.append((now, name))
         return {"rename": "someone renames slugify to make_slug (and its callers)",
                 "reformat": "someone reformats text.py and appends an unrelated function",
@@ -282,7 +293,7 @@ class RepoTarget:
                                       self.on_file(req.generation))
         if result in ("applied", "crashed"):
             story.landings.append(Landing(unit.name, now, req.sent_at, p["kind"], result,
-                                          unit.cost))
+                                          unit.cost, req.effect_id))
             if req.effect_id is not None:
                 self.by_effect.setdefault(req.effect_id, now)
         if result == "crashed":

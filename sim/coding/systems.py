@@ -157,6 +157,8 @@ class CodingWorker(KernelWorker):
                     node.log("kernel", "surface", f"AMBIGUOUS surfaced: {cmd.reason}")
                 elif kind == "Alert":
                     node.run.alerts.append(f"{cmd.invariant}: {cmd.message}")
+                elif kind == "Blocked":
+                    yield node.wait_until(min(cmd.until, node.now + POLL))
                 else:
                     yield from self.system.command(self, eid, cmd)
 
@@ -269,6 +271,7 @@ class Original:
     def proposal(self, kw: CodingWorker, job: Job, change: grepo.Change,
                  names: list[str]) -> Proposal:
         premises = self.facts(kw, "", names)
+        premises[f"plan:{job.unit.plan}"] = kw.node.story.plan_version(job.unit.plan, job.at)
         return Proposal(payload=payload_of(job.unit, change), premises=premises,
                         lease=f"lease-{job.unit.agent}", capabilities=CAPS, timing=TIMING,
                         target="repo")
@@ -356,13 +359,3 @@ class Original:
 def _agent(unit: str) -> str:
     from sim.coding.story import UNITS
     return UNITS[unit].agent
-
-
-SYSTEMS: dict[str, Any] = {s.name: s for s in (Naive(), Advisory(), Original("filehash"),
-                                                 Original("symbol"))}
-try:
-    from sim.coding.kernel_system import KernelSystem
-    SYSTEMS["kernel"] = KernelSystem()
-except ImportError:  # the claims kernel has not been merged yet
-    pass
-SYSTEM_NAMES = tuple(SYSTEMS)

@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from sim.coding.judge import judge
+from sim.coding.registry import SYSTEM_NAMES, SYSTEMS
 from sim.coding.story import WORK, CodingPlan, simulate
-from sim.coding.systems import SYSTEM_NAMES, SYSTEMS
 
 FIXED_SEED = 1
 MID = WORK // 2

@@ -39,11 +39,14 @@ Lower level (what the functions above use; stable for other tools):
     m.invariants                 # [(name, fn(state) -> bool)]
     m.constraints, m.action_constraints, m.view_fn, m.symmetry, m.check_deadlock
 
-Not supported (reported as errors naming the construct): unbounded quantifiers and
-CHOOSE, temporal quantifiers (\\EE, \\AA), -+->, \\cdot, general LTL beyond []P, <>P,
-[]<>P, <>[]P, P ~> Q, [][A]_v, WF/SF (and conjunctions / \\A x \\in S of these),
-\\A over a non-constant set in an action that assigns variables, RECURSIVE operators
-with operator parameters, real numbers, TLC's -simulate and checkpointing.
+Not supported (reported as errors naming the construct and its position):
+unbounded quantifiers and CHOOSE, temporal quantifiers (\\EE, \\AA), -+->, \\cdot,
+temporal formulas beyond those listed in liveness.py (nested temporal operators other
+than []<>P, <>[]P, [](P => []Q), [](P => <>[]Q), []P => <>Q, c => F and IF c THEN F ELSE G
+with F among <>P, []P, <>[]P), \\A over a non-constant set in an action that assigns
+variables, TLCExt's Trace (where it is evaluated), real numbers, TLC's -simulate and
+checkpointing. RandomElement and the Randomization module draw from a fixed seed
+(rt.RANDOM_SEED), so every run explores the same model.
 
 TLA+ values are Python objects: int, bool, str, frozenset (or lazy sets),
 tuple (any function with domain 1..n, so sequences), FnDict (other functions

@@ -58,6 +58,15 @@ __all__ = ["Compiler", "NeedsState", "name_of", "BUILTIN_FUNCS", "BUILTIN_HIGHER
            "BUILTIN_VALUES"]
 
 
+def op_key(ref):
+    """What identifies an operator argument: the definition or LAMBDA it stands for."""
+    target = ref
+    while isinstance(target, OpRefB):
+        target = target.target
+    node = getattr(target, "node", None)
+    return (id(node), id(getattr(target, "env", None))) if node is not None else id(target)
+
+
 class Compiler(ActionCompiler, ExpressionCompiler):
     """Owns the generated code's global namespace and compiles units into it."""
 
@@ -428,14 +437,20 @@ class Compiler(ActionCompiler, ExpressionCompiler):
         if len(params) != len(args):
             raise self.err(f"operator {node_name(node)} expects {len(params)} arguments, "
                            f"got {len(args)}", node, env)
-        entry = self.rec_ops.get(id(binding))
+        # operator parameters are fixed per call site: one Python function for each
+        # combination of operators passed (recursive calls pass the same ones on)
+        fixed = {p.operator: self.op_ref(a, env) for p, a in zip(params, args, strict=True)
+                 if getattr(p, "arguments", None)}
+        key = (id(binding),) + tuple(op_key(r) for r in fixed.values())
+        entry = self.rec_ops.get(key)
         if entry is None:
             fname = self.fresh("rec_" + binding.node.name)
-            entry = self.rec_ops[id(binding)] = [fname, False, None]
-            self.keepalive.append(binding)
-            entry[1], entry[2] = self.define_recursive(binding, fname, cx.locals)
+            entry = self.rec_ops[key] = [fname, False, None]
+            self.keepalive.append((binding, fixed))
+            entry[1], entry[2] = self.define_recursive(binding, fname, cx.locals, fixed)
         fname, needs_state, free = entry
-        codes = [self.ex(a, env, cx) for a in args]
+        codes = [self.ex(a, env, cx) for p, a in zip(params, args, strict=True)
+                 if not getattr(p, "arguments", None)]
         # free: locals of the enclosing expression a LET-defined operator refers to,
         # passed on as extra arguments (None while its own body is being compiled)
         codes += [f"*{fname}_FREE"] if free is None else free
@@ -445,14 +460,14 @@ class Compiler(ActionCompiler, ExpressionCompiler):
             return f"{fname}(None, {', '.join(codes)})"
         return f"{fname}(s, {', '.join(codes)})"
 
-    def define_recursive(self, binding, fname, outer_locals=()):
+    def define_recursive(self, binding, fname, outer_locals=(), fixed=None):
         env = dict(binding.env)
         pys = []
         start = self.counter
         for p in binding.params:
             if getattr(p, "arguments", None):
-                raise self.err("higher-order parameters of RECURSIVE operators are "
-                               "not supported", p, env)
+                env[p.operator] = fixed[p.operator]
+                continue
             py = self.fresh("p_" + p.operator)
             env[p.operator] = LocalB(py)
             pys.append(py)

@@ -1,6 +1,6 @@
 """Run the checker on the models of a tlaplus/Examples checkout and compare with its manifests.
 
-    python -m spec.checker.examples_run EXAMPLES_DIR [--timeout S] [--max-tlc-seconds 60]
+    python -m spec.checker.examples_run EXAMPLES_DIR [--cpu S] [--timeout S] [--max-tlc-seconds 60]
                                         [--only TEXT] [--json OUT] [--list]
 
 Every `specifications/*/manifest.json` lists modules and their models with TLC's recorded
@@ -8,8 +8,8 @@ Every `specifications/*/manifest.json` lists modules and their models with TLC's
 "exhaustive search", whose recorded runtime is at most --max-tlc-seconds and whose modules
 (the root and everything it EXTENDS or INSTANCEs, transitively) are found beside the spec or
 are TLC's standard modules. Each one runs in its own child process (`nice`, one at a time,
-with a wall-clock timeout; the time reported is the child's CPU time, since the
-machine may be shared) and gets one verdict:
+at most --cpu CPU seconds and --timeout wall-clock seconds; the time reported is the
+child's CPU time, since the machine may be shared) and gets one verdict:
 
   agree          same result as TLC and, where recorded, the same distinct-state count
   disagree       a different result or count that is not one of the two cases below
@@ -24,6 +24,7 @@ import json
 import os
 import re
 import resource
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -87,17 +88,28 @@ def select(root, max_seconds):
     return out
 
 
-def run_one(spec, cfg, timeout):
+def cpu_limit(seconds):
+    """preexec_fn for the child: at most `seconds` of CPU time (SIGXCPU, then SIGKILL)."""
+    def apply():
+        limit = max(1, int(seconds))
+        resource.setrlimit(resource.RLIMIT_CPU, (limit, limit + 5))
+    return apply
+
+
+def run_one(spec, cfg, timeout, cpu_seconds):
     cmd = ["nice", "-n", "10", sys.executable, "-m", "spec.checker", "--json",
            "-config", str(cfg), str(spec)]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                              cwd=Path(__file__).resolve().parents[2])
+                              cwd=Path(__file__).resolve().parents[2],
+                              preexec_fn=cpu_limit(cpu_seconds))
     except subprocess.TimeoutExpired:
         return None, timeout, "timeout (wall clock)"
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     elapsed = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    if proc.returncode in (-signal.SIGXCPU, -signal.SIGKILL) or elapsed >= cpu_seconds:
+        return None, elapsed, f"timeout ({cpu_seconds:.0f} s of CPU)"
     for line in reversed(proc.stdout.strip().splitlines()):
         if line.startswith("{"):
             try:
@@ -135,7 +147,8 @@ def verdict(model, got):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("examples")
-    ap.add_argument("--timeout", type=float, default=300.0)
+    ap.add_argument("--timeout", type=float, default=3600.0, help="wall-clock seconds")
+    ap.add_argument("--cpu", type=float, default=300.0, help="CPU seconds per model")
     ap.add_argument("--max-tlc-seconds", type=int, default=60)
     ap.add_argument("--only", default="")
     ap.add_argument("--json", default="")
@@ -152,7 +165,7 @@ def main(argv=None):
         if args.list:
             print(name)
             continue
-        got, secs, failure = run_one(spec, cfg, args.timeout)
+        got, secs, failure = run_one(spec, cfg, args.timeout, args.cpu)
         kind, detail = verdict(model, got)
         detail = detail or failure
         counts[kind] = counts.get(kind, 0) + 1

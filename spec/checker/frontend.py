@@ -64,8 +64,20 @@ def parse_module_text(text, path):
     return strip_labels(tree)
 
 
+def is_prefix_set_op(node):
+    return type(node).__name__ == "OperatorApplication" and node.operator in ("UNION", "SUBSET") \
+        and node.arguments and len(node.arguments) == 1
+
+
+def is_set_infix(node):
+    return type(node).__name__ == "OperatorApplication" and not node.nonfix \
+        and node.arguments and len(node.arguments) == 2 \
+        and canonical_op(node.operator) in ("\\cup", "\\cap", "\\")
+
+
 def strip_labels(node):
-    """The tree without position labels: `P0:: e` (and `P1(i):: e`) becomes e."""
+    """The tree without position labels (`P0:: e` and `P1(i):: e` become e), and with
+    UNION/SUBSET applied to an unparenthesised \\cup, \\cap or \\ regrouped as SANY does."""
     if isinstance(node, list):
         return [strip_labels(n) for n in node]
     if not hasattr(node, "_fields"):
@@ -73,6 +85,11 @@ def strip_labels(node):
     if type(node).__name__ == "OperatorApplication" and node.operator == "::" \
             and node.arguments and len(node.arguments) == 2:
         return strip_labels(node.arguments[1])
+    if is_prefix_set_op(node) and is_set_infix(node.arguments[0]):
+        # SANY reads `UNION a \cup b` as (UNION a) \cup b (both of precedence 8)
+        inner = node.arguments[0]
+        left = node._replace(arguments=[inner.arguments[0]])
+        return strip_labels(inner._replace(arguments=[left, inner.arguments[1]]))
     changes = {}
     for field in node._fields:
         if field in ("symbol", "start", "end"):

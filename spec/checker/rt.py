@@ -104,6 +104,15 @@ def subseteq(a, b):
 
 def setunion(s):
     members = enum(s)
+    if all(e.__class__ is frozenset for e in members):
+        out = frozenset().union(*members)
+        first = next((next(iter(e)) for e in members if e), None)
+        if first is not None:  # TLC's error for elements of different kinds
+            for e in members:
+                for x in e:
+                    check_comparable(first, x)
+                    break
+        return out
     if any(isinstance(e, LazySet) and not e.finite for e in members):
         return UnionSet(members)
     out = frozenset()
@@ -266,9 +275,21 @@ def recset(pairs):
 
 
 def choose(s, pred):
-    for x in sorted(enum(s), key=sort_key):
-        if pred(x):
-            return x
+    """CHOOSE x \\in s : pred, the first element in TLC's order that satisfies pred.
+    The elements are tested unsorted first: when one satisfies it, it is the answer
+    without sorting; when several do, the least of them; if a test fails on an element
+    TLC would not have reached, the sorted scan decides (and fails only where TLC does)."""
+    items = enum(s)
+    try:
+        found = [x for x in items if pred(x) is True]
+    except (TLAError, TypeError, KeyError, IndexError, ValueError, ZeroDivisionError):
+        found = None
+    if found:
+        return found[0] if len(found) == 1 else min(found, key=sort_key)
+    if found is None:
+        for x in sorted(items, key=sort_key):
+            if pred(x):
+                return x
     raise TLAError("Attempted to compute the value of an expression of form CHOOSE x \\in S: P, "
                    "but no element of S satisfied P")
 

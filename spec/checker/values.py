@@ -359,12 +359,14 @@ def kind(v):
 
 
 def comparable(a, b):
+    if a.__class__ is b.__class__:
+        return True
     ka, kb = kind(a), kind(b)
     return ka is None or kb is None or ka == kb
 
 
 def check_comparable(a, b):
-    if not comparable(a, b):
+    if a.__class__ is not b.__class__ and not comparable(a, b):
         raise TLAError(f"Attempted to compare {kind(a)} {show(a)} with {kind(b)} {show(b)}")
 
 
@@ -382,6 +384,9 @@ def member(x, s):
     raise TLAError(f"\\in applied to the non-set {show(s)}")
 
 
+_SORT_KEYS = {}
+
+
 def sort_key(v):
     """A total order used for CHOOSE, printing and symmetry representatives."""
     c = v.__class__
@@ -393,13 +398,20 @@ def sort_key(v):
         return (2, v)
     if c is ModelValue:
         return (3, v.order)
-    if c is tuple:
-        return (4, len(v), tuple(sort_key(e) for e in v))
-    if c is FnDict:
-        items = sorted((sort_key(k), sort_key(x)) for k, x in v.d.items())
-        return (5, len(items), tuple(items))
-    if c is frozenset:
-        return (6, len(v), tuple(sorted(sort_key(e) for e in v)))
+    if c is tuple or c is FnDict or c is frozenset:  # remember the keys of compound values
+        key = _SORT_KEYS.get(v)
+        if key is None:
+            if len(_SORT_KEYS) > 200000:
+                _SORT_KEYS.clear()
+            if c is tuple:
+                key = (4, len(v), tuple([sort_key(e) for e in v]))
+            elif c is FnDict:
+                items = sorted((sort_key(k), sort_key(x)) for k, x in v.d.items())
+                key = (5, len(items), tuple(items))
+            else:
+                key = (6, len(v), tuple(sorted(sort_key(e) for e in v)))
+            _SORT_KEYS[v] = key
+        return key
     if isinstance(v, RecFn):
         return sort_key(v.value())
     if isinstance(v, LazySet):

@@ -776,3 +776,63 @@ def test_cli_a_torn_last_line_inside_a_utf8_character_is_torn(tmp_path: Path) ->
     path.write_bytes(Run(1).happy().text.encode() + '{"capabilities":{"é'.encode()[:-1])
     out = cli(path)
     assert out.returncode == 0 and "torn write" in out.stdout
+
+
+# ---------------------------------------------------------------- coordinated units re-executed
+
+REPO = kernel.Capabilities(dedupes=True, queryable=True, dedup_window=600_000, lookup_lag=10)
+UNIT_TIMING = kernel.Timing(send_timeout=2_000, settle_margin=1_000, dedup_margin=5_000)
+
+
+def _unit_journal(verify: bool = True, **forged: Any) -> tuple[list[str], str]:
+    """A coordinated unit admitted, sent, acked and verified; ``forged`` rewrites members of
+    its AUTHORIZED entry (re-sealed, so the chain stays valid)."""
+    c = kernel.Coordination(writes=("a.py",), ttl=60_000, plan="p", plan_version=1,
+                            verify=verify)
+    p = kernel.Proposal(payload={"unit": "u1"}, premises={"a.py": "d0"}, lease="L1",
+                        capabilities=REPO, timing=UNIT_TIMING, key={"unit": "u1"},
+                        coordination=c)
+    lease, plan, facts = kernel.Lease("L1", 10**9), kernel.Plan("p", 1), {"a.py": "d0"}
+    chain, folder, effects, lines = Chain(), kernel.Folder(), kernel.Effects(), []
+
+    def run(event: Any) -> None:
+        for cmd in effects.apply(event, p.effect_id):
+            if isinstance(cmd, kernel.Append):
+                body = dict(cmd.entry)
+                if body["kind"] == "AUTHORIZED":
+                    body.update(forged)
+                entry, line = chain.seal(body)
+                folder.add(entry)
+                lines.append(line)
+
+    run(kernel.Propose(1, p))
+    run(kernel.Authorize(2, lease, facts, folder.view(), plan, chain.seq))
+    run(kernel.Dispatch(3, lease, facts, folder.view(), plan))
+    run(kernel.Ack(4, 1))
+    if verify:
+        run(kernel.Verification(5, "passed"))
+    return lines, p.effect_id
+
+
+def test_a_coordinated_unit_verified_then_committed_re_executes() -> None:
+    lines, _ = _unit_journal()
+    kinds = [json.loads(line)["kind"] for line in lines]
+    assert kinds == ["PROPOSED", "AUTHORIZED", "DISPATCHED", "LANDED", "COMMITTED"]
+    assert oracle.check("".join(lines)).valid is True
+
+
+def test_wrong_field_an_admission_whose_token_is_not_its_seq() -> None:
+    good, _ = _unit_journal()
+    admission = json.loads(good[1])["admission"]
+    lines, _ = _unit_journal(admission={**admission, "token": 7})
+    verdict = oracle.check("".join(lines))
+    assert verdict.anomalies[0]["type"] == "wrong_field"
+    assert verdict.first.startswith("line 2: ") and "admission.token is 7" in verdict.first
+
+
+def test_wrong_field_a_claim_longer_than_its_ttl() -> None:
+    good, _ = _unit_journal()
+    admission = json.loads(good[1])["admission"]
+    lines, _ = _unit_journal(admission={**admission, "until": admission["until"] + 1})
+    assert "admission.until is 60003, the kernel computes 60002" in oracle.check(
+        "".join(lines)).first

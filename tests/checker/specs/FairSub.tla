@@ -8,4 +8,5 @@ Spec == x = 0 /\ y = 0 /\ [][Next]_<<x, y>> /\ WF_x(A)
 Unfair == x = 0 /\ y = 0 /\ [][Next]_<<x, y>>
 Live == []<>(x = 1)
 OftenA == []<><<A>>_x
+NeverFive == []<>(x = 5)
 ====

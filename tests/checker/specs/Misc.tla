@@ -1,6 +1,7 @@
 ---- MODULE Misc ----
 \* Labels, PrintT in the spec formula, named ASSUMEs, a LET-bound INSTANCE, a LET RECURSIVE
-\* operator that uses a bound variable of its context, overrides of Nat and Seq from the cfg.
+\* operator that uses a bound variable of its context, overrides of Nat and Seq from the cfg,
+\* UNION a \cup b read as (UNION a) \cup b.
 EXTENDS Naturals, Sequences, TLC
 CONSTANT Limit, Bump(_)
 VARIABLE x
@@ -20,6 +21,7 @@ Twice(v) == LET Dbl == INSTANCE MiscDouble WITH y <- v IN Dbl!Double
 Typed == /\ Positive
          /\ Twice(x) = 2 * x
          /\ <<x>> \in Seq(Nat)
+         /\ UNION {{x}} \cup {Limit} = {x, Limit}
 Overridden == <<1, 2>> \notin Seq(Nat) /\ 4 \notin Nat
 There(v) == LET D == INSTANCE MiscDouble WITH y <- v IN D!InNat
 Scoped == There(4) = FALSE /\ There(2) /\ 4 \in Nat
