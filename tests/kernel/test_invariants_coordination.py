@@ -197,6 +197,19 @@ def test_each_coordination_mutant_is_flagged_by_the_independent_layer(
     assert made, f"{operator} made no mutant of the coordinated scenarios"
 
 
+def test_the_oracle_accepts_the_sources_and_flags_every_coordination_mutant(
+        coordinated: list[dict[str, Any]]) -> None:
+    from kernel import mutations, oracle
+
+    for cell in coordinated:
+        assert oracle.check(cell["entries"], history=cell["history"],
+                            complete=True).valid is True, cell["scenario"]
+        for m in mutations.mutants(cell["entries"], cell["history"],
+                                   list(mutations.COORDINATION)):
+            verdict = oracle.check(m.entries, history=m.history, complete=True)
+            assert verdict.valid is False, f"{cell['scenario']} {m.operator} {m.site}"
+
+
 def test_coordination_operators_leave_refund_journals_alone() -> None:
     from faults.plans import CATALOGUE
     from faults.systems import SYSTEMS
