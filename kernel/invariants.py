@@ -39,6 +39,27 @@ What each invariant checks here (t = the entry's time, or a send record's time):
 - K9 (``complete``): no effect left DISPATCHED. K10: a refusal's checks really failed, with
   the reason naming a failed check.
 
+Coordinated units (DESIGN.md section 8: a PROPOSED entry with ``coordination``) are judged
+once more, over the whole journal in seq order, from the proposal's write set, read set,
+ttl, budget, cost, cap, plan and version, each entry's seq and time, and the plan versions
+the checks observed. A unit's claim is recomputed: token = the seq of its AUTHORIZED entry,
+live until that entry's time + ttl or the unit's first final entry. Journals without
+coordination are untouched by this part.
+- G1: seqs are 0, 1, 2 in journal order; a recorded token (at admission, at the target) is
+  the seq of the unit's own admission.
+- G2: no admission while another unit holds a live claim on one of its write items; no
+  DISPATCHED of a unit without a live claim of its own; at the target (records with a
+  ``token``), no write with a token lower than one it already applied for those items.
+- G5: a unit that requires verification is COMMITTED only ``via: verification`` after a
+  LANDED entry, never after a failed verification.
+- G6 (limited): no DISPATCHED of a unit after a unit whose live claim covered its reads at
+  its admission (recomputed) was dispatched and not proven unapplied.
+- G7: at each admission the cost reserved against its budget (admitted units not REFUSED
+  executed=false) is within the smallest cap declared so far; a unit that spent (COMMITTED,
+  or applied in the target's record) holds a reservation then.
+- G8: no admission or DISPATCHED of a unit whose plan version is below the highest version
+  an earlier unit's proposal or any check (this entry's too) recorded for its plan.
+
 Witnesses are journal lines (``line N``, N = seq + 1) and history records (``hI``, the
 record's 0-based index); each explanation is one sentence naming them. Several violations
 of one kind for one effect are reported once, with how many more there were.
@@ -60,7 +81,7 @@ NEVER = 2**63  # a claim that never expires (the target states no in-flight boun
 
 @dataclass(frozen=True, slots=True)
 class Violation:
-    invariant: str  # "K1" ... "K10"
+    invariant: str  # "K1" ... "K10", "G1" ... "G8"
     type: str
     explanation: str
     witnesses: tuple[str, ...] = ()
@@ -345,6 +366,14 @@ def _committed(fx: Effect, walk: Walk, e: Entry, out: Report) -> None:
                 f"without a lookup at a queryable target that found it.", line(e))
 
 
+UNIT_REASONS = ("plan_superseded", "claim_expired", "read_overlap_moved", "over_budget")
+
+
+def unit_reason(fx: Effect, e: Entry) -> bool:
+    """A coordinated unit refused for a unit check: its cause is judged with G1-G8."""
+    return "coordination" in (fx.proposal or {}) and e.get("reason") in UNIT_REASONS
+
+
 def _reason_contradicts(fx: Effect, e: Entry) -> bool:
     reason, checks, ts = str(e.get("reason", "")), e.get("checks"), int(e["ts"])
     if checks is None:
@@ -360,7 +389,8 @@ def _refused(fx: Effect, walk: Walk, e: Entry, out: Report) -> None:
     if checks is None and for_a_check:
         out.add(fx, "K10", "refused_without_cause", f"{where} is REFUSED for a failed check "
                 f"it does not record.", line(e))
-    elif checks is not None and fx.lease_live(checks, ts) and not fx.stale(checks):
+    elif checks is not None and fx.lease_live(checks, ts) and not fx.stale(checks) \
+            and not unit_reason(fx, e):
         out.add(fx, "K10", "refused_without_cause", f"{where} is REFUSED though its recorded "
                 f"lease was live and its premises held.", line(e))
     elif _reason_contradicts(fx, e):
@@ -563,6 +593,235 @@ def _committed_against_record(fx: Effect, final: Entry, out: Report) -> None:
                 f"attempt {attempt}, which the target's record never shows sent.", line(final))
 
 
+# ---------------------------------------------------------------- coordinated units (G1-G8)
+
+
+@dataclass(slots=True)
+class Unit:
+    """One coordinated unit as this module recomputes it from the journal."""
+
+    fx: Effect
+    spec: Mapping[str, Any]
+    admitted: Entry | None = None
+    until: int = 0  # the recomputed end of its claim: admission time + ttl
+    final: Entry | None = None
+    sent: Entry | None = None  # its first DISPATCHED
+    released: bool = False  # REFUSED executed=false gave its reservation back
+    landed: bool = False
+    failed: bool = False  # a verification failed
+    overlaps: tuple[str, ...] = ()  # units whose live claim covered its reads at admission
+
+    def live(self, now: int) -> bool:
+        return self.admitted is not None and self.final is None and now < self.until
+
+    def budget(self) -> str | None:
+        b = self.spec.get("budget")
+        return b if isinstance(b, str) else None
+
+    def cost(self) -> int:
+        return int(self.spec.get("cost") or 0)
+
+
+@dataclass(slots=True)
+class Bus:
+    """The journal-wide account: units, smallest caps, highest plan versions seen."""
+
+    units: dict[str, Unit] = field(default_factory=dict)
+    caps: dict[str, int] = field(default_factory=dict)
+    plans: dict[str, int] = field(default_factory=dict)
+
+    def holders(self, items: Iterable[str], me: str, now: int) -> list[Unit]:
+        wanted = set(items)
+        return [u for u in self.units.values() if u.fx.eid != me and u.live(now)
+                and wanted & set(u.spec.get("writes") or ())]
+
+    def reserved(self, budget: str) -> int:
+        return sum(u.cost() for u in self.units.values() if u.budget() == budget
+                   and u.admitted is not None and not u.released)
+
+
+def _observed_plan(bus: Bus, e: Entry) -> None:
+    plan = ((e.get("checks") or {}).get("unit") or {}).get("plan") or {}
+    if isinstance(plan.get("id"), str):
+        seen = [v for v in (plan.get("current"), plan.get("version")) if type(v) is int]
+        bus.plans[plan["id"]] = max([bus.plans.get(plan["id"], 0), *seen])
+
+
+def _unit_proposed(bus: Bus, fx: Effect, e: Entry) -> None:
+    c = e["coordination"]
+    bus.units[fx.eid] = Unit(fx, c)
+    if isinstance(c.get("budget"), str) and type(c.get("cap")) is int:
+        bus.caps[c["budget"]] = min(c["cap"], bus.caps.get(c["budget"], c["cap"]))
+    if isinstance(c.get("plan"), str) and type(c.get("plan_version")) is int:
+        bus.plans[c["plan"]] = max(bus.plans.get(c["plan"], 0), c["plan_version"])
+
+
+def _superseded(bus: Bus, u: Unit, e: Entry, out: Report) -> None:
+    plan, version = u.spec.get("plan"), int(u.spec.get("plan_version") or 0)
+    if isinstance(plan, str) and version < bus.plans.get(plan, 0):
+        out.add(u.fx, "G8", f"{e['kind'].lower()}_under_superseded_plan", f"{line(e)}: unit "
+                f"{u.fx.short} is {e['kind']} under plan {plan} version {version}, superseded "
+                f"by version {bus.plans[plan]} before it.", line(e))
+
+
+def _unit_admitted(bus: Bus, u: Unit, e: Entry, out: Report) -> None:
+    ts, where = int(e["ts"]), f"{line(e)}: unit {u.fx.short}"
+    token = (e.get("admission") or {}).get("token", e["seq"])
+    if token != e["seq"]:
+        out.add(u.fx, "G1", "token_not_seq", f"{where} records fencing token {token}, not the "
+                f"seq {e['seq']} of its own admission.", line(e))
+    held = bus.holders(u.spec.get("writes") or (), u.fx.eid, ts)
+    if held:
+        h = held[0]
+        assert h.admitted is not None
+        out.add(u.fx, "G2", "claim_over_live_claim", f"{where} is admitted at {ts} while unit "
+                f"{h.fx.short} holds a live claim on its write set ({line(h.admitted)}, until "
+                f"{h.until}).", line(e), line(h.admitted))
+    _superseded(bus, u, e, out)
+    u.admitted, u.until = e, ts + int(u.spec.get("ttl") or 0)
+    u.overlaps = tuple(h.fx.eid for h in bus.holders(u.spec.get("reads") or (), u.fx.eid, ts))
+    budget = u.budget()
+    if budget is not None and bus.reserved(budget) > bus.caps.get(budget, 0):
+        out.add(u.fx, "G7", "reserved_over_cap", f"{where} is admitted and brings budget "
+                f"{budget} to {bus.reserved(budget)} reserved, above its cap "
+                f"{bus.caps.get(budget, 0)}.", line(e))
+
+
+def _unit_dispatched(bus: Bus, u: Unit, e: Entry, out: Report) -> None:
+    ts, where = int(e["ts"]), f"{line(e)}: unit {u.fx.short}"
+    if u.admitted is None:
+        out.add(u.fx, "G2", "dispatched_without_claim", f"{where} is DISPATCHED without an "
+                f"admission claiming its write set.", line(e))
+        if u.budget() is not None:
+            out.add(u.fx, "G7", "spent_without_reservation", f"{where} is DISPATCHED without a "
+                    f"reservation against budget {u.budget()}.", line(e))
+    elif u.final is None and ts >= u.until:
+        out.add(u.fx, "G2", "dispatched_after_claim_expired", f"{where} is DISPATCHED at {ts}, "
+                f"after its claim ({line(u.admitted)}) expired at {u.until}.", line(e),
+                line(u.admitted))
+    moved = [o for o in u.overlaps if (w := bus.units[o]).sent is not None and not w.released]
+    if moved:
+        w = bus.units[moved[0]]
+        assert w.sent is not None
+        out.add(u.fx, "G6", "read_set_moved", f"{where} is DISPATCHED after unit {w.fx.short}, "
+                f"whose claim covered what it read at admission, was dispatched "
+                f"({line(w.sent)}).", line(e), line(w.sent))
+    _superseded(bus, u, e, out)
+    if u.sent is None:
+        u.sent = e
+
+
+def _unit_refusal_cause(bus: Bus, u: Unit, e: Entry) -> bool:
+    """Whether a unit check really failed when the unit was refused for it (K10)."""
+    reason, ts = e.get("reason"), int(e["ts"])
+    if reason == "claim_expired":
+        return u.admitted is not None and ts >= u.until
+    if reason == "over_budget":
+        b = u.budget()
+        return b is not None and bus.reserved(b) + u.cost() > bus.caps.get(b, 0)
+    if reason == "read_overlap_moved":
+        return any(bus.units[o].sent is not None and not bus.units[o].released
+                   for o in u.overlaps)
+    plan, version = u.spec.get("plan"), int(u.spec.get("plan_version") or 0)
+    return isinstance(plan, str) and version < bus.plans.get(plan, 0)
+
+
+def _unit_final(u: Unit, e: Entry, out: Report) -> None:
+    spec = u.spec
+    if e["kind"] == "COMMITTED" and spec.get("verify") is True and not (
+            e.get("via") == "verification" and u.landed and not u.failed):
+        out.add(u.fx, "G5", "committed_unverified", f"{line(e)}: unit {u.fx.short} requires "
+                f"verification but is COMMITTED (via {e.get('via')}) without a journaled pass "
+                f"after a LANDED entry.", line(e))
+    if e["kind"] == "REFUSED" and e.get("reason") == "verification_failed":
+        u.failed = True
+    if u.final is None and e["kind"] in FINALS:
+        u.final = e
+        u.released = e["kind"] == "REFUSED" and e.get("executed", "false") == "false" \
+            and u.admitted is not None
+
+
+def _unit_step(bus: Bus, u: Unit, e: Entry, out: Report) -> None:
+    kind = e["kind"]
+    if kind == "AUTHORIZED":
+        _unit_admitted(bus, u, e, out)
+    elif kind == "DISPATCHED":
+        _unit_dispatched(bus, u, e, out)
+    elif kind == "LANDED":
+        u.landed = True
+    elif kind == "VERIFIED" and e.get("result") == "failed":
+        u.failed = True
+    elif kind == "REFUSED" and u.final is None and e.get("reason") in UNIT_REASONS \
+            and not _unit_refusal_cause(bus, u, e):
+        out.add(u.fx, "K10", "unit_refused_without_cause", f"{line(e)}: unit {u.fx.short} is "
+                f"REFUSED as '{e.get('reason')}', which the journal before it does not "
+                f"support.", line(e))
+    _unit_final(u, e, out)
+
+
+def _spent(bus: Bus, history: Sequence[Record] | None, out: Report) -> None:
+    """G7 spent <= reserved: whatever spent (committed or applied) holds a reservation."""
+    applied = {r["effect_id"]: i for i, r in reversed(list(enumerate(history or ())))
+               if r.get("op", "apply") == "apply"}
+    for u in bus.units.values():
+        if u.budget() is None or not u.cost():
+            continue
+        committed = u.final is not None and u.final["kind"] == "COMMITTED"
+        if (committed or u.fx.eid in applied) and (u.admitted is None or u.released):
+            witness = line(u.final) if committed and u.final else f"h{applied[u.fx.eid]}"
+            out.add(u.fx, "G7", "spent_without_reservation", f"{witness}: unit {u.fx.short} "
+                    f"spent {u.cost()} of budget {u.budget()} without holding a reservation "
+                    f"(never admitted, or released as never applied).", witness)
+
+
+def _fenced_writes(bus: Bus, history: Sequence[Record] | None, out: Report) -> None:
+    """G1/G2 at the target: writes recorded with tokens never go below one seen for an item."""
+    seen: dict[str, tuple[int, int]] = {}  # item -> (highest token applied, its record)
+    for i, r in enumerate(history or ()):
+        u, token = bus.units.get(r.get("effect_id", "")), r.get("token")
+        if u is None or type(token) is not int:
+            continue
+        if u.admitted is not None and token != u.admitted["seq"]:
+            out.add(u.fx, "G1", "target_token_not_seq", f"history record h{i}: unit "
+                    f"{u.fx.short} reached the target with token {token}, not the seq of its "
+                    f"admission ({line(u.admitted)}).", f"h{i}", line(u.admitted))
+        if r.get("op", "apply") != "apply":
+            continue
+        items = list(u.spec.get("writes") or ())
+        higher = [(seen[x], x) for x in items if x in seen and seen[x][0] > token]
+        if higher:
+            (top, j), item = higher[0]
+            out.add(u.fx, "G2", "stale_token_write", f"history record h{i}: unit {u.fx.short}'s "
+                    f"write with token {token} landed on {item} after the target applied token "
+                    f"{top} (h{j}).", f"h{i}", f"h{j}")
+        for x in items:
+            if x not in seen or seen[x][0] < token:
+                seen[x] = (token, i)
+
+
+def check_coordination(entries: Sequence[Entry], history: Sequence[Record] | None,
+                       out: Report) -> None:
+    """G1, G2, G5, G6 (limited), G7 and G8 over the whole journal and the target's record."""
+    bus, first_bad = Bus(), None
+    for i, e in enumerate(entries):
+        if e.get("seq") != i and first_bad is None:
+            first_bad = e
+        eid = e["effect_id"]
+        if e["kind"] == "PROPOSED" and isinstance(e.get("coordination"), Mapping) \
+                and eid not in bus.units:
+            _unit_proposed(bus, Effect(eid), e)
+        _observed_plan(bus, e)
+        if eid in bus.units and e["kind"] != "PROPOSED":
+            _unit_step(bus, bus.units[eid], e, out)
+    if first_bad is not None and bus.units:
+        out.add(Effect(first_bad["effect_id"]), "G1", "seq_out_of_order", f"{line(first_bad)} "
+                f"has seq {first_bad.get('seq')}: the journal's seqs are not one order 0, 1, 2.",
+                line(first_bad))
+    if bus.units:
+        _spent(bus, history, out)
+        _fenced_writes(bus, history, out)
+
+
 def check(entries: Sequence[Entry], history: Sequence[Record] | None = None,
           complete: bool = False) -> list[Violation]:
     """Every invariant violation of a verified journal and an optional target record."""
@@ -572,4 +831,5 @@ def check(entries: Sequence[Entry], history: Sequence[Record] | None = None,
         if history is not None:
             check_sends(fx, walk, out)
             check_applies(fx, walk, out, complete)
+    check_coordination(entries, history, out)
     return out.violations()

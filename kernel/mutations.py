@@ -7,7 +7,10 @@ are re-sealed into a fresh hash chain (``kernel.journal.Chain``), times never ru
 and every field keeps its type, so integrity checks pass and only a judge of behaviour can
 tell. Each operator's docstring says why no run of the reference kernel, under any
 observations, writes the result: the corpus (``sim.corpus``) then asks the oracle to flag
-every mutant. Operators are deterministic; nothing here is random.
+every mutant. Operators are deterministic; nothing here is random. ``OPERATORS`` mutate
+any journal; ``COORDINATION`` mutate the entries of coordinated units (claims, tokens,
+reservations, plan versions, verification: DESIGN.md section 8) and yield nothing on a
+journal without them.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from kernel.journal import Chain
 Body = dict[str, Any]
 Records = list[dict[str, Any]] | None
 Site = tuple[str, list[Body], Records]  # where, the mutated bodies, the mutated records
+_FINALS = ("COMMITTED", "REFUSED", "AMBIGUOUS")
 
 
 @dataclass(frozen=True, slots=True)
@@ -510,10 +514,198 @@ OPERATORS: dict[str, Operator] = {op.__name__: op for op in (
     settled_without_application, committed_without_application, applied_after_commit)}
 
 
+# ---------------------------------------------------------------- coordinated units
+
+
+def _unit(bodies: Sequence[Body], eid: str) -> dict[str, Any]:
+    return dict(_proposal(bodies, eid).get("coordination") or {})
+
+
+def _admissions(bodies: Sequence[Body]) -> list[int]:
+    return [i for i in _sites(bodies, "AUTHORIZED") if _unit(bodies, bodies[i]["effect_id"])]
+
+
+def _final_before(bodies: Sequence[Body], eid: str, i: int) -> bool:
+    return any(b["kind"] in _FINALS and b["effect_id"] == eid for b in bodies[:i])
+
+
+def _live_at(bodies: Sequence[Body], j: int, i: int) -> bool:
+    """The claim made by the admission at ``j`` is live at entry ``i``."""
+    eid = bodies[j]["effect_id"]
+    until = int(bodies[j]["ts"]) + int(_unit(bodies, eid)["ttl"])
+    return j < i and int(bodies[i]["ts"]) < until and not _final_before(bodies, eid, i)
+
+
+def _edit_unit(bodies: Sequence[Body], history: Records, eid: str, at: int,
+               **fields: Any) -> Site:
+    out = _copy(list(bodies))
+    _proposal(out, eid)["coordination"].update(_copy(fields))
+    return _line(at), out, _copy(history)
+
+
+def claim_outlives_admission(bodies: list[Body], history: Records) -> Iterator[Site]:
+    """An admission of an item another unit claimed, made live then: either the earlier
+    claim's ttl is stretched to one millisecond past the later admission, or the later
+    unit's write set gains an item under a live claim. The kernel's admission never writes
+    an entry for a unit whose write item is under another unit's live claim (Blocked)."""
+    adm = _admissions(bodies)
+    for i in adm:
+        me = bodies[i]["effect_id"]
+        mine = set(_unit(bodies, me)["writes"])
+        for j in (j for j in adm if j < i and bodies[j]["effect_id"] != me):
+            other = bodies[j]["effect_id"]
+            c = _unit(bodies, other)
+            if _live_at(bodies, j, i):
+                item = c["writes"][0] if c["writes"] else None
+                if item is not None and item not in mine:
+                    yield _edit_unit(bodies, history, me, i, writes=sorted(mine | {item}),
+                                     reads=[r for r in _unit(bodies, me)["reads"] if r != item])
+            elif mine & set(c["writes"]) and not _final_before(bodies, other, i):
+                ttl = int(bodies[i]["ts"]) - int(bodies[j]["ts"]) + 1
+                yield _edit_unit(bodies, history, other, i, ttl=ttl)
+
+
+def _reserved_before(bodies: Sequence[Body], budget: str, i: int) -> int:
+    total = 0
+    for j in _admissions(bodies[:i]):
+        eid = bodies[j]["effect_id"]
+        c = _unit(bodies, eid)
+        released = any(b["kind"] == "REFUSED" and b["effect_id"] == eid
+                       and b.get("executed") == "false" for b in bodies[:i])
+        if c.get("budget") == budget and not released:
+            total += int(c["cost"])
+    return total
+
+
+def reservation_above_cap(bodies: list[Body], history: Records) -> Iterator[Site]:
+    """An admission whose unit declares a cap one below what it brings the budget to. The
+    kernel admits only when the reserved cost plus the unit's cost is within the smallest cap
+    any unit declared for the budget, its own included; else it refuses 'over_budget'."""
+    for i in _admissions(bodies):
+        eid = bodies[i]["effect_id"]
+        c = _unit(bodies, eid)
+        if c.get("budget") is None:
+            continue
+        cap = _reserved_before(bodies, c["budget"], i) + int(c["cost"]) - 1
+        if cap >= 0:
+            yield _edit_unit(bodies, history, eid, i, cap=cap)
+
+
+def committed_unverified(bodies: list[Body], history: Records) -> Iterator[Site]:
+    """A unit that requires verification COMMITTED on the target's word: its LANDED entry
+    becomes a COMMITTED by ack (or lookup) and the verification after it is dropped, or the
+    LANDED entry is dropped before a COMMITTED 'via: verification'. The kernel journals LANDED
+    on an ack or positive lookup of such a unit and commits only on a journaled pass."""
+    for i in _sites(bodies, "LANDED"):
+        eid = bodies[i]["effect_id"]
+        out = _copy([b for k, b in enumerate(bodies) if k <= i or b["effect_id"] != eid])
+        out[i]["kind"] = "COMMITTED"
+        yield _line(i), out, _copy(history)
+        if any(b["kind"] == "COMMITTED" and b["effect_id"] == eid for b in bodies[i:]):
+            yield _line(i), _copy(bodies[:i] + bodies[i + 1:]), _copy(history)
+
+
+def dispatch_under_newer_plan(bodies: list[Body], history: Records) -> Iterator[Site]:
+    """A dispatch whose recorded check saw a newer plan version than the unit's, or before
+    which another unit of the plan is proposed under a newer version; ``ok`` is left true.
+    The kernel refuses 'plan_superseded' whenever the plan's current version (the one
+    observed, or the highest any entry recorded) is above the unit's."""
+    for i in _sites(bodies, "DISPATCHED"):
+        eid = bodies[i]["effect_id"]
+        c = _unit(bodies, eid)
+        plan = ((bodies[i].get("checks") or {}).get("unit") or {}).get("plan")
+        if not c or plan is None:
+            continue
+        yield _edit(bodies, history, i, _update("checks", "unit", "plan",
+                                                current=int(c["plan_version"]) + 1))
+        for b in bodies[:i]:
+            if b["kind"] == "PROPOSED" and b["effect_id"] != eid \
+                    and _unit(bodies, b["effect_id"]).get("plan") == c["plan"]:
+                yield _edit_unit(bodies, history, b["effect_id"], i,
+                                 plan_version=int(c["plan_version"]) + 1)
+                break
+
+
+def token_not_seq(bodies: list[Body], history: Records) -> Iterator[Site]:
+    """An admission recording the next seq as its fencing token (and the target seeing that
+    token). The kernel's token is the seq of the admission entry itself."""
+    for i in _admissions(bodies):
+        eid = bodies[i]["effect_id"]
+        records = _copy(history)
+        for r in records or ():
+            if r.get("effect_id") == eid and "token" in r:
+                r["token"] = i + 1
+        out = _copy(list(bodies))
+        out[i]["admission"]["token"] = i + 1
+        yield _line(i), out, records
+
+
+def claim_expired_at_dispatch(bodies: list[Body], history: Records) -> Iterator[Site]:
+    """A unit whose ttl ends exactly at its first dispatch. The kernel re-checks the claim at
+    dispatch (live while the time is below admission + ttl) and refuses 'claim_expired'."""
+    adm = {bodies[j]["effect_id"]: j for j in _admissions(bodies)}
+    for i in _sites(bodies, "DISPATCHED"):
+        eid = bodies[i]["effect_id"]
+        j = adm.get(eid)
+        if j is None or _dispatches(bodies, eid, i):
+            continue
+        ttl = int(bodies[i]["ts"]) - int(bodies[j]["ts"])
+        if ttl > 0:
+            yield _edit_unit(bodies, history, eid, i, ttl=ttl)
+
+
+def read_of_moved_item(bodies: list[Body], history: Records) -> Iterator[Site]:
+    """A dispatched unit whose read set gains an item written by a unit that held a live
+    claim on it at this unit's admission and was dispatched before this unit. The kernel
+    records the overlap at admission and refuses 'read_overlap_moved' at dispatch."""
+    adm = _admissions(bodies)
+    for i in _sites(bodies, "DISPATCHED"):
+        eid = bodies[i]["effect_id"]
+        mine = next((j for j in adm if bodies[j]["effect_id"] == eid), None)
+        if mine is None or _dispatches(bodies, eid, i):
+            continue
+        c = _unit(bodies, eid)
+        for j in (j for j in adm if j < mine and bodies[j]["effect_id"] != eid):
+            other = bodies[j]["effect_id"]
+            items = [x for x in _unit(bodies, other)["writes"] if x not in c["writes"]]
+            if items and _live_at(bodies, j, mine) and _dispatches(bodies, other, i):
+                yield _edit_unit(bodies, history, eid, i, reads=sorted({*c["reads"], items[0]}))
+                break
+
+
+def stale_token_write(bodies: list[Body], history: Records) -> Iterator[Site]:
+    """An application with a lower fencing token moved to just after one with a higher token
+    on the same item. A target that records tokens rejects a write whose token is below one
+    it has seen for those items, so its record never holds that order."""
+    if history is None:
+        return
+    applies = [k for k, r in enumerate(history) if r.get("op", "apply") == "apply"
+               and type(r.get("token")) is int]
+    for a in applies:
+        mine = set(_unit(bodies, history[a]["effect_id"]).get("writes") or ())
+        for b in (b for b in applies if b > a and history[b]["token"] > history[a]["token"]):
+            if mine & set(_unit(bodies, history[b]["effect_id"]).get("writes") or ()):
+                records = _copy(history)
+                moved = records.pop(a)
+                moved["ts"] = int(history[b]["ts"])
+                records.insert(b, moved)
+                yield f"h{a}", _copy(bodies), records
+                break
+
+
+COORDINATION: dict[str, Operator] = {op.__name__: op for op in (
+    claim_outlives_admission, reservation_above_cap, committed_unverified,
+    dispatch_under_newer_plan, token_not_seq, claim_expired_at_dispatch, read_of_moved_item,
+    stale_token_write)}
+ALL = {**OPERATORS, **COORDINATION}
+
+
 def mutants(entries: Sequence[Mapping[str, Any]], history: Records = None,
             operators: Sequence[str] | None = None) -> Iterator[Mutant]:
-    """Every mutant of a journal (and its target record) by each operator, re-sealed."""
+    """Every mutant of a journal (and its target record) by each operator, re-sealed;
+    ``operators`` may name refund operators (``OPERATORS``, the default) and coordination
+    operators (``COORDINATION``)."""
     bodies = bodies_of(entries)
     for name in operators or OPERATORS:
-        for site, out, records in OPERATORS[name](bodies, history):
+        for site, out, records in ALL[name](bodies, history):
             yield Mutant(name, site, reseal(out), records)
