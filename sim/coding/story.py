@@ -139,6 +139,10 @@ class Job:
     done: bool = False
     outcome: str = ""
     done_at: int | None = None
+    # sim.world's Node.decide records the decision here and compares its "amount" with the
+    # job's; a code change carries no amount, so that comparison never fires for this target
+    payload: dict[str, Any] | None = None
+    amount: int | None = None
 
 
 @dataclass
@@ -305,6 +309,10 @@ class RepoTarget:
     def lookup(self, effect_id: str, now: int) -> bool:
         change = self.story.changes.get(effect_id)
         return change is not None and self.story.repo.lookup(change) == "after"
+
+    def lag_matters(self, effect_id: str, now: int) -> bool:
+        """sim.world's coverage asks whether a lookup lag bit: this target has none."""
+        return False
 
 
 def simulate(plan: CodingPlan, system: Any, seed: int, trace: bool = False,
