@@ -62,6 +62,10 @@ def parser() -> argparse.ArgumentParser:
                         "report the first failing seed, failing runs and which judge caught it")
     p.add_argument("--mutant-cases", type=int, default=500, metavar="N",
                    help="with --mutants: cases per planted bug (default 500)")
+    p.add_argument("--coding", action="store_true",
+                   help="the coding-agents target (sim.coding): its 13-row table for every "
+                        "system, simulated and on real repositories with real pytest runs, a "
+                        "--cases sweep and the G1-G8 table, into OUT/coding/")
     p.add_argument("--world", choices=WORLDS,
                    help="with --replay: the assumption-breaking world the case ran in "
                         "(results/assumptions.md)")
@@ -149,6 +153,19 @@ def warm() -> None:
     judge.warm(TIERS.values(), TIMING)
 
 
+def shared_cap(args: argparse.Namespace, out: Path) -> int:
+    """Two bots, one $30 cap (sim.sharedcap): 1 if the kernel let the cap break."""
+    from sim import sharedcap
+    cases = 300
+    doc = sharedcap.write(out, args.seed, cases)
+    held = doc["sweep_held"]
+    say("      shared cap (results/sharedcap.md), held in runs of " + str(cases) + ": "
+        + ", ".join(f"{name} {n}" for name, n in held.items()))
+    kernel_ok = held["kernel"] == cases and all(
+        r["held"] for r in doc["fixed"] if r["system"] == "kernel")
+    return 0 if kernel_ok else 1
+
+
 def generate(args: argparse.Namespace) -> int:
     out = Path(args.out)
     warm()
@@ -176,6 +193,7 @@ def generate(args: argparse.Namespace) -> int:
             say(f"      KERNEL {r['verdict']} {r['reasons']} spec_valid={r['spec_valid']}: "
                 f"python run_all.py --fault '{r['fault']}' --system kernel --tier {r['tier']}")
         status = stages(args, out, pool, rows) or int(bool(bad or broken))
+    status = shared_cap(args, out) or status
     if args.cases > VIEWER_MAX_CASES:
         say(f"[5/5] viewer data skipped: {args.cases} cases is more than the viewer can load "
             f"({VIEWER_MAX_CASES})")
@@ -236,6 +254,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.mutants:
             from sim import mutants
             return mutants.main(args, say)
+        if args.coding:
+            from sim.coding.__main__ import main as coding
+            return coding(["--out", str(Path(args.out) / "coding"), "--cases", str(args.cases),
+                           "--seed", str(args.seed), "--jobs", str(args.jobs), "--real"]) or 0
         return generate(args)
     except UsageError as exc:
         print(f"run_all.py: error: {exc}", file=sys.stderr)

@@ -19,7 +19,6 @@ is also judged by ``kernel.invariants`` (G7 among them).
 
 prints the seed, writes DIR/sharedcap.md and DIR/sharedcap.json (byte for byte the same for
 the same arguments) and exits 1 if the kernel let the cap break in any run, 254 on bad usage.
-(``sim.shared_cap`` is an earlier stand-alone model of the same story, with its own world.)
 """
 
 from __future__ import annotations

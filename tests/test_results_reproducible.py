@@ -11,13 +11,15 @@ the output is not deterministic (a bug).
 from __future__ import annotations
 
 import filecmp
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 VIEWER_DATA = ("traces.js", "sweep.js", "sweep_traces.js")
-SEPARATE = ("mutants",)  # written by `run_all.py --mutants`, not by the default run
+VIEWER_FOLDERS = ("faults", "replays")  # per-fault runs and compact replays, loaded lazily
+SEPARATE = ("mutants", "coding")  # written by `run_all.py --mutants` / `--coding`
 
 
 def _files(folder: Path) -> set[str]:
@@ -27,6 +29,8 @@ def _files(folder: Path) -> set[str]:
 
 def test_run_all_regenerates_the_committed_results(tmp_path):
     out, viewer = tmp_path / "results", tmp_path / "viewer"
+    if (ROOT / "results" / "coding").is_dir():  # an input of the viewer data, from --coding
+        shutil.copytree(ROOT / "results" / "coding", out / "coding")
     cmd = [sys.executable, str(ROOT / "run_all.py"), "--out", str(out),
            "--viewer-out", str(viewer / "traces.js")]
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
@@ -35,7 +39,14 @@ def test_run_all_regenerates_the_committed_results(tmp_path):
     assert _files(out) == committed, "run_all.py writes other files than are committed"
     differ = [name for name in sorted(committed)
               if not filecmp.cmp(out / name, ROOT / "results" / name, shallow=False)]
-    differ += [f"viewer/{name}" for name in VIEWER_DATA
+    names = list(VIEWER_DATA)
+    for folder in VIEWER_FOLDERS:
+        written = {str(p.relative_to(viewer)) for p in (viewer / folder).rglob("*.js")}
+        kept = {str(p.relative_to(ROOT / "viewer"))
+                for p in (ROOT / "viewer" / folder).rglob("*.js")}
+        assert written == kept, f"viewer/{folder}: run_all.py writes other files than are committed"
+        names += sorted(written)
+    differ += [f"viewer/{name}" for name in names
                if not filecmp.cmp(viewer / name, ROOT / "viewer" / name, shallow=False)]
     assert not differ, f"regenerated files differ from the committed ones: {differ[:10]} " \
                        f"(reproduce: python3 run_all.py && git status)"

@@ -17,7 +17,8 @@ plain <script> tags:
   the simulator chose to trace (``sweep_traces`` in ``traces/index.json``), and the index of
   the compact replays below; loaded the first time a sweep run is played.
 - ``coding.js`` sets ``window.VIEWER_CODING``: the coding-agents table's cells with their
-  timelines, written only when ``results/coding_traces.json`` exists.
+  timelines, written only when ``results/coding/coding_traces.json`` exists
+  (``run_all.py --coding`` writes it).
 - ``replays/s<N>.js`` and ``replays/shrunk.js`` (viewer/replays.py): compact timelines of every
   failing sweep run, every kernel AMBIGUOUS run, the kernel beside each failing baseline, and
   every shrunk story, re-run from their seeds; each chunk is loaded when one of its runs opens.
@@ -328,7 +329,7 @@ def build_with_warnings(results_dir: Path, jobs: int = 1,
     replay_index["shrunk_keys"] = sorted(list(stories["runs"]) + list(stories["same"]))
     files["replays/shrunk.js"] = (head + "(window.VIEWER_REPLAYS = window.VIEWER_REPLAYS || "
                                   "{})[\"replays/shrunk.js\"] = " + dumps(stories) + ";\n")
-    coding = results_dir / "coding_traces.json"
+    coding = results_dir / "coding" / "coding_traces.json"
     if coding.exists():  # the coding-agents scenario (sim/coding), shown when it exists
         files[CODING_NAME] = head + "window.VIEWER_CODING = " + dumps(coding_cells(
             _read_json(coding))) + ";\n"

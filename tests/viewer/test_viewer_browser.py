@@ -515,9 +515,11 @@ def test_a_traced_sweep_cell_and_a_shrunk_story_play(browser, tiny_results, tmp_
                 {"t": 40, "actor": "world", "kind": "rename", "label": "slugify renamed"},
                 {"t": 90, "actor": "journal", "kind": "REFUSED", "label": "REFUSED premise"}],
                 "journal": []}}
-    (tiny_results / "coding_traces.json").write_text(json.dumps([cell]), encoding="utf-8")
+    (tiny_results / "coding").mkdir(exist_ok=True)
+    (tiny_results / "coding" / "coding_traces.json").write_text(json.dumps([cell]),
+                                                                encoding="utf-8")
     assert build.main(tiny_results, tmp_path / "traces.js", jobs=1) == 0
-    (tiny_results / "coding_traces.json").unlink()
+    (tiny_results / "coding" / "coding_traces.json").unlink()
     pg = Page(browser, tmp_path, "#seed=17&tier=t3&systems=naive,kernel")
     page = pg.page
     _ready(page)
