@@ -13,17 +13,13 @@ hand-made journals pin that refund journals are judged as before.
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from kernel import invariants
+from tests.kernel.planted import drive
 from tests.kernel.test_coordination import Bus, admitted, unit
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -70,30 +66,10 @@ for copy in sys.argv[1:]:
 """
 
 
-def _plant(base: Path, name: str, bug: tuple[str, str, str, set[str]] | None) -> Path:
-    copy = base / name.replace(" ", "_").replace("'", "")[:40]
-    shutil.copytree(ROOT / "kernel", copy / "kernel",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    if bug is not None:
-        path = copy / "kernel" / bug[0]
-        text = path.read_text(encoding="utf-8")
-        assert text.count(bug[1]) == 1, f"the kernel changed: cannot plant '{name}'"
-        path.write_text(text.replace(bug[1], bug[2]), encoding="utf-8")
-    return copy
-
-
 @pytest.fixture(scope="module")
 def journals(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[dict[str, Any]]]:
     """bug name (or "unmodified") -> the scenarios a kernel copy with that bug wrote."""
-    base = tmp_path_factory.mktemp("planted_coord")
-    copies = {"unmodified": _plant(base, "unmodified", None)}
-    copies.update({name: _plant(base, name, bug) for name, bug in BUGS.items()})
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    out = subprocess.run([sys.executable, "-c", DRIVER, *map(str, copies.values())], cwd=ROOT,
-                         env=env, capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr[-3000:]
-    by_copy = {doc["copy"]: doc["cells"] for doc in map(json.loads, out.stdout.splitlines())}
-    return {name: by_copy[str(path)] for name, path in copies.items()}
+    return drive(tmp_path_factory.mktemp("planted_coord"), BUGS, DRIVER)
 
 
 def _flagged(cells: list[dict[str, Any]]) -> dict[str, list[str]]:

@@ -15,11 +15,6 @@ not trust derived fields.
 from __future__ import annotations
 
 import ast
-import json
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +23,7 @@ import pytest
 import kernel
 from kernel import invariants
 from kernel.journal import Chain
+from tests.kernel.planted import drive
 
 ROOT = Path(__file__).resolve().parents[2]
 STDLIB = {"__future__", "collections", "dataclasses", "hashlib", "json", "typing"}
@@ -109,30 +105,10 @@ for copy in sys.argv[1:]:
 """
 
 
-def _plant(base: Path, name: str, bug: tuple[str, str, str, set[str]] | None) -> Path:
-    copy = base / name.replace(" ", "_").replace("'", "")[:40]
-    shutil.copytree(ROOT / "kernel", copy / "kernel",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    if bug is not None:
-        path = copy / "kernel" / bug[0]
-        text = path.read_text(encoding="utf-8")
-        assert text.count(bug[1]) == 1, f"the kernel changed: cannot plant '{name}'"
-        path.write_text(text.replace(bug[1], bug[2]), encoding="utf-8")
-    return copy
-
-
 @pytest.fixture(scope="module")
 def journals(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[dict[str, Any]]]:
     """bug name (or "unmodified") -> the simulated cells of a kernel copy with that bug."""
-    base = tmp_path_factory.mktemp("planted")
-    copies = {"unmodified": _plant(base, "unmodified", None)}
-    copies.update({name: _plant(base, name, bug) for name, bug in BUGS.items()})
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    out = subprocess.run([sys.executable, "-c", DRIVER, *map(str, copies.values())], cwd=ROOT,
-                         env=env, capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr[-3000:]
-    by_copy = {doc["copy"]: doc["cells"] for doc in map(json.loads, out.stdout.splitlines())}
-    return {name: by_copy[str(path)] for name, path in copies.items()}
+    return drive(tmp_path_factory.mktemp("planted"), BUGS, DRIVER)
 
 
 def _flagged(cells: list[dict[str, Any]]) -> dict[str, list[str]]:
