@@ -24,13 +24,14 @@ floors count these, not the plan.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import random
 from collections.abc import Callable, Generator
 from typing import Any
 
 import simpy
-from simpy.events import Initialize
+from simpy.events import NORMAL, Initialize
 
 from faults.plans import DEDUP_WINDOW, SEND_TIMEOUT, FaultPlan
 from faults.systems import DISPATCH_DELAY, LEASE_ID
@@ -49,9 +50,8 @@ class Run:
     def __init__(self, plan: FaultPlan, system: Any, tier: str, seed: int,
                  trace: bool = False, scenario: type[Scenario] = RefundStory) -> None:
         self.env = simpy.Environment()
-        root = random.Random(seed)
-        self.net_rng = random.Random(root.getrandbits(64))
-        self.disk_rng = random.Random(root.getrandbits(64))
+        self._net_rng: random.Random | None = None  # made on first use (most runs never do)
+        self._disk_rng: random.Random | None = None
         self.plan, self.system, self.tier, self.seed = plan, system, tier, seed
         self.caps = capabilities(tier, plan.lookup_lag)
         if plan.declares_no_bound:  # the kernel is told: waiting out a claim proves nothing
@@ -81,6 +81,18 @@ class Run:
         self.recoverers_seen: dict[str, set[int]] = {}  # effect id -> recovering node indexes
         self.receipts: list[Any] = []  # what the system under test reports at the end
 
+    @property
+    def net_rng(self) -> random.Random:
+        if self._net_rng is None:
+            self._net_rng = random.Random(streams(self.seed)[0])
+        return self._net_rng
+
+    @property
+    def disk_rng(self) -> random.Random:
+        if self._disk_rng is None:
+            self._disk_rng = random.Random(streams(self.seed)[1])
+        return self._disk_rng
+
     # ---------------------------------------------------------------- running
 
     def run(self) -> Run:
@@ -96,7 +108,8 @@ class Run:
         return self
 
     def at(self, delay: int, fn: Callable[..., Any], *args: Any) -> None:
-        self.env.timeout(delay).callbacks.append(lambda _: fn(*args))
+        """Call ``fn(*args)`` ``delay`` ms from now, ordered as a SimPy timeout made now."""
+        self.env.schedule(Call(lambda _: fn(*args)), NORMAL, check_delay(delay))
 
     @property
     def now(self) -> int:
@@ -122,7 +135,8 @@ class Run:
         job.arrived = True
         if job.kind in ("duplicate", "conflicting"):
             self.took.add("duplicate submit" if job.kind == "duplicate" else "conflicting payload")
-        self.log("agent", "submit", f"job {job.id} submitted ({job.kind})", job=job.id)
+        if self.events is not None:
+            self.log("agent", "submit", f"job {job.id} submitted ({job.kind})", job=job.id)
         live = self.live()
         if live:
             live[0].spawn(self.system.handle(live[0], job, False))
@@ -267,7 +281,9 @@ class Run:
             found = self.target.lookup(effect_id, self.now)
             if self.target.lag_matters(effect_id, self.now):
                 self.took.add("lookup lag")
-            self.log("target", "lookup", f"lookup by effect id: {'found' if found else 'absent'}")
+            if self.events is not None:
+                self.log("target", "lookup",
+                         f"lookup by effect id: {'found' if found else 'absent'}")
             self.at(self.latency(), lambda: node.alive and done.succeed(found))
         self.at(self.latency(), answer)
 
@@ -336,8 +352,9 @@ class Node:
         job.payload = payload
         if payload.get("amount", job.amount) != job.amount:
             self.run.took.add("model re-decides")
-        self.log("agent", "decide", f"model decides: {self.story.describe(payload)}"
-                 + (" (re-run)" if rerun else ""), job=job.id, payload=payload)
+        if self.tracing:
+            self.log("agent", "decide", f"model decides: {self.story.describe(payload)}"
+                     + (" (re-run)" if rerun else ""), job=job.id, payload=payload)
         return payload
 
     def lease(self) -> Lease:
@@ -350,7 +367,8 @@ class Node:
         if not self.alive or job.done:
             return
         job.done, job.outcome, job.done_at = True, outcome, self.now
-        self.log("agent", "answer", f"job {job.id}: {outcome}", job=job.id)
+        if self.tracing:
+            self.log("agent", "answer", f"job {job.id}: {outcome}", job=job.id)
 
     def call(self, key: str | None, payload: dict[str, Any], *,
              digest: str | None = None, deadline: int | None = None,
@@ -373,7 +391,8 @@ class Node:
             if not self.alive:
                 run.log("network", "undelivered", "an answer reaches a dead worker")
                 return
-            run.log("network", "answer", f"answer arrives: {resp.kind}")
+            if self.tracing:
+                run.log("network", "answer", f"answer arrives: {resp.kind}")
             if on_answer is not None:
                 on_answer(resp)
             if not done.triggered:
@@ -389,7 +408,7 @@ class Node:
                 (f" key {key[:12]}" if key else " (no key)")
             run.log("network", "send", label, attempt=attempt, deadline=deadline)
         run.transmit(req)
-        self.env.timeout(timeout).callbacks.append(expire)
+        self.env.schedule(Call(expire), NORMAL, check_delay(timeout))
         if self.reach("sent"):
             return self.halt()
         return done
@@ -400,6 +419,23 @@ class Node:
         self.log("network", "query", "lookup by effect id sent")
         self.run.lookup(self, effect_id, done)
         return done
+
+
+class Call:
+    """A timed call in SimPy's queue: what ``env.step`` reads of an event (its callbacks, and
+    ``_ok``) and nothing else, so it costs less than a ``Timeout`` no process waits for."""
+
+    __slots__ = ("callbacks", "_ok")
+
+    def __init__(self, callback: Callable[[Any], Any]) -> None:
+        self.callbacks = [callback]
+        self._ok = True
+
+
+def check_delay(delay: int) -> int:
+    if delay < 0:
+        raise ValueError(f"Negative delay {delay}")
+    return delay
 
 
 def true_capabilities(declared: Capabilities, breaks: str | None) -> Capabilities:
@@ -422,10 +458,21 @@ def crash_kind(point: str, generation: int) -> str:
     return CRASH_KINDS[point] if generation == 0 else "crash during recovery"
 
 
+_plain_encode = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
+
+
 def plain_digest(payload: dict[str, Any]) -> str:
     """What a baseline's request parameters are compared by (the kernel sends its own
     payload digest): any stable spelling of the parameters will do."""
-    return json.dumps(payload, sort_keys=True, separators=(",", ":"))
+    return _plain_encode(payload)
+
+
+@functools.lru_cache(maxsize=4)
+def streams(seed: int) -> tuple[int, int]:
+    """The seeds of a run's network and disk streams, split from the run's seed (every run
+    of a case has the same seed, so this is computed once per case)."""
+    root = random.Random(seed)
+    return root.getrandbits(64), root.getrandbits(64)
 
 
 def durable_state(entries: list[Any]) -> str | None:
