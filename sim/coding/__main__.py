@@ -3,11 +3,12 @@
 How it works. The seed and knobs are printed first. Then the fixed table (13 rows x 5
 systems, traced; ``coding_table.md/json`` and ``coding_traces.json`` for the viewer), the
 sweep (``--cases`` seeded plans x 5 systems, streamed to ``coding_sweep_cases.jsonl``;
-``coding_sweep.md/json``), with ``--real`` the same fixed table on real temporary
-repositories with real pytest runs (``coding_real_table.md/json``; the repository target is
-handed in by ``python3 run_all.py --coding``, as sim/ may not import gate/) compared cell by cell,
-and the G1-G8 table (``coding_guarantees.md``). ``--replay SEED --system S`` re-runs one
-sweep case and prints its timeline; ``--row NAME --system S`` does the same for a fixed row.
+``coding_sweep.md/json`` and the plot ``coding_harm_by_system.png/svg``), with ``--real``
+the same fixed table on real temporary repositories with real pytest runs
+(``coding_real_table.md/json``) compared cell by cell (the repository target is handed in by
+``python3 run_all.py --coding``, as sim/ may not import gate/), and the G1-G8 table
+(``coding_guarantees.md``). ``--replay SEED --system S`` re-runs one sweep case and prints
+its timeline; ``--row NAME --system S`` does the same for a fixed row.
 Exit 0 when the kernel holds everything, 1 when not, 2 on a usage error.
 """
 
@@ -118,6 +119,9 @@ def generate(args: argparse.Namespace, open_repo: Any) -> int:
             summary = sweep.run(pool, args.seed, args.cases, out, lambda m: print(m, flush=True))
         report.write_json(out / "coding_sweep.json", summary)
         report.write_text(out / "coding_sweep.md", report.sweep_markdown(summary, args.seed))
+        from sim import plots
+
+        plots.coding(out, summary, SYSTEM_NAMES, report.SYSTEM_LABEL)
         k = summary["systems"]["kernel"]
         print(f"[2] sweep: {args.cases} cases; kernel harmed {k['harmed']}, refused for no "
               f"reason {k['lost_availability']}; below floor {summary['below_floor']}",
