@@ -1117,7 +1117,7 @@
   function durableText(rec) {
     const bits = [rec.kind];
     if (rec.payload && rec.payload.amount !== undefined) bits.push("$" + rec.payload.amount);
-    if (rec.result !== undefined) bits.push("result " + JSON.stringify(rec.result));
+    if (rec.result !== undefined) bits.push(JSON.stringify(rec.result));
     if (rec.wf) bits.push(rec.wf);
     return bits.join("  ");
   }

@@ -573,6 +573,7 @@ def test_every_fixed_table_run_plays_to_its_recorded_totals(browser, site):
             v.seek(v.merged().length);
             out.push({fault, tier, current: document.querySelector(
                 '#fault-list button[aria-current=true]').dataset.fault,
+                caption: document.querySelector('#caption').innerText,
                 runs: [...document.querySelectorAll('article.run')].map(a => {
                     const g = (s) => a.querySelector(`[data-testid=${s}]`).dataset.value;
                     return {id: a.dataset.run, refunded: g('refunded'), verdict: g('verdict'),
@@ -582,6 +583,8 @@ def test_every_fixed_table_run_plays_to_its_recorded_totals(browser, site):
     seen = set()
     for view in got:
         assert view["current"] == view["fault"]
+        assert "\u2014 ." not in view["caption"], f"{view['fault']} is not described: " \
+                                                   f"{view['caption'][:80]}"
         assert len(view["runs"]) == len(index["systems"])
         for item, system in zip(view["runs"], index["systems"], strict=True):
             entry = want[(view["fault"], system, view["tier"])]
