@@ -73,6 +73,7 @@ class Run:
         self.armed = plan.crash  # the crash point that will kill the live generation
         self.outages: list[list[int | None]] = []  # [crashed at, restarted at]
         self.requests = 0
+        self.messages = 0  # traced runs: sends and lookups numbered, so each arrow is exact
         self.alerts: list[str] = []
         self.errors: list[str] = []
         self.effect_state: str | None = None  # traced kernel runs: the effect's state now
@@ -182,7 +183,7 @@ class Run:
             self.effect_state = durable_state(self.disk.entries)
         self.log("world", "crash", "worker crashes: volatile state lost"
                  + (" (during recovery)" if self.generation else ""),
-                 **({"torn": torn} if torn else {}))
+                 workers=[n.number for n in live], **({"torn": torn} if torn else {}))
         if self.generation == 0:
             for name in self.plan.during_outage:
                 self.at(self.plan.outage // 2, self.world_event, name, "during outage")
@@ -203,11 +204,13 @@ class Run:
         self.armed = self.plan.recrash if self.generation == 1 else None
         self.outages[-1][1] = self.now
         jobs = [j for j in self.jobs if j.arrived and not j.done]
-        self.log("world", "restart", f"{self.plan.recoverers} worker(s) restart",
-                 jobs=[j.id for j in jobs])
+        fresh = []
         for index in range(self.plan.recoverers):
-            node = Node(self, self.generation, index)
-            self.nodes.append(node)
+            fresh.append(Node(self, self.generation, index))
+            self.nodes.append(fresh[-1])
+        self.log("world", "restart", f"{self.plan.recoverers} worker(s) restart",
+                 jobs=[j.id for j in jobs], workers=[n.number for n in fresh])
+        for node in fresh:
             node.spawn(self.system.restart(node, jobs))
 
     # ---------------------------------------------------------------- network and target
@@ -229,7 +232,8 @@ class Run:
         delay = self.latency() + (self.plan.slow_send if first else 0)
         if self.plan.in_flight == "bounded" and delay > MAX_DELIVERY:
             self.took.add("delivery bound")
-            self.log("network", "lost", "the request is lost (delivery is bounded)")
+            self.log("network", "lost", "the request is lost (delivery is bounded)",
+                     msg=req.msg)
             return
         self.at(delay, self.reach_target, req, first)
 
@@ -258,7 +262,7 @@ class Run:
             self.reach("after_apply", req.generation)
         if first and self.plan.ack_lost:
             self.took.add("ack lost")
-            self.log("network", "lost", "the answer is lost on the way back")
+            self.log("network", "lost", "the answer is lost on the way back", msg=req.msg)
             return
         delay = self.latency() + (self.plan.late_ack if first else 0)
         self.at(delay, req.reply, resp)
@@ -269,21 +273,23 @@ class Run:
             else "key"
         if resp is None:
             self.log("target", "dropped", f"{what} ({who}) arrived after its deadline: dropped",
-                     deadline=req.deadline)
+                     deadline=req.deadline, msg=req.msg, sender=req.worker)
         elif resp.kind == "applied":
             self.log("target", "applied", f"{what} applied ({who})", key=req.key,
-                     **self.story.metrics())
+                     msg=req.msg, sender=req.worker, **self.story.metrics())
         else:
-            self.log("target", resp.kind, f"{what} ({who}) {resp.kind} by key", key=req.key)
+            self.log("target", resp.kind, f"{what} ({who}) {resp.kind} by key", key=req.key,
+                     msg=req.msg, sender=req.worker)
 
-    def lookup(self, node: Node, effect_id: str, done: simpy.Event) -> None:
+    def lookup(self, node: Node, effect_id: str, done: simpy.Event, msg: int = 0) -> None:
         def answer() -> None:
             found = self.target.lookup(effect_id, self.now)
             if self.target.lag_matters(effect_id, self.now):
                 self.took.add("lookup lag")
             if self.events is not None:
                 self.log("target", "lookup",
-                         f"lookup by effect id: {'found' if found else 'absent'}")
+                         f"lookup by effect id: {'found' if found else 'absent'}",
+                         msg=msg, sender=node.number)
             self.at(self.latency(), lambda: node.alive and done.succeed(found))
         self.at(self.latency(), answer)
 
@@ -301,10 +307,14 @@ class Run:
 
 
 class Node:
-    """One incarnation of a worker: what a system under test may touch."""
+    """One incarnation of a worker: what a system under test may touch.
+
+    ``number`` names it in traces (1 = the first worker, then each restarted one in order of
+    creation); every event it logs carries it as ``details.worker``."""
 
     def __init__(self, run: Run, generation: int, index: int) -> None:
         self.run = run
+        self.number = len(run.nodes) + 1
         self.env = run.env
         self.generation = generation
         self.index = index
@@ -317,12 +327,17 @@ class Node:
         self.disk = run.disk
         self.plan = run.plan
         self.memory: dict[str, Any] = {}  # the system's volatile state, lost at a crash
-        self.log = run.log
         self.tracing = run.events is not None
 
     @property
     def now(self) -> int:
         return int(self.env.now)
+
+    def log(self, actor: str, kind: str, label: str, state: str | None = None,
+            **details: Any) -> None:
+        """An event this worker caused (``Run.log`` with ``worker``)."""
+        if self.tracing:
+            self.run.log(actor, kind, label, state, worker=self.number, **details)
 
     def spawn(self, gen: Generator[Any, Any, Any]) -> None:
         self.procs.append(self.env.process(self._guard(gen)))
@@ -382,17 +397,17 @@ class Node:
                       decision=decision, sent_at=self.now,
                       lease_live=run.lease_revoked_at is None,
                       premises_hold=story.premises_hold(decision), deadline=deadline,
-                      effect_id=effect_id, attempt=attempt)
+                      effect_id=effect_id, attempt=attempt, worker=self.number)
         done = self.env.event()
 
         def reply(resp: Response) -> None:
             if req.first and run.plan.late_ack and (not self.alive or done.triggered):
                 run.took.add("late ack")  # the delayed answer came after the timeout or crash
             if not self.alive:
-                run.log("network", "undelivered", "an answer reaches a dead worker")
+                self.log("network", "undelivered", "an answer reaches a dead worker", msg=req.msg)
                 return
             if self.tracing:
-                run.log("network", "answer", f"answer arrives: {resp.kind}")
+                self.log("network", "answer", f"answer arrives: {resp.kind}", msg=req.msg)
             if on_answer is not None:
                 on_answer(resp)
             if not done.triggered:
@@ -404,9 +419,11 @@ class Node:
 
         req.reply = reply
         if self.tracing:
+            run.messages += 1
+            req.msg = run.messages
             label = f"send {story.describe(payload)}" + \
                 (f" key {key[:12]}" if key else " (no key)")
-            run.log("network", "send", label, attempt=attempt, deadline=deadline)
+            self.log("network", "send", label, attempt=attempt, deadline=deadline, msg=req.msg)
         run.transmit(req)
         self.env.schedule(Call(expire), NORMAL, check_delay(timeout))
         if self.reach("sent"):
@@ -416,8 +433,12 @@ class Node:
     def query(self, effect_id: str) -> simpy.Event:
         """Ask the target whether the effect landed; the event fires with True/False."""
         done = self.env.event()
-        self.log("network", "query", "lookup by effect id sent")
-        self.run.lookup(self, effect_id, done)
+        msg = 0
+        if self.tracing:
+            self.run.messages += 1
+            msg = self.run.messages
+        self.log("network", "query", "lookup by effect id sent", msg=msg)
+        self.run.lookup(self, effect_id, done, msg)
         return done
 
 
