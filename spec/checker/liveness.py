@@ -227,7 +227,8 @@ class PropertyChecker:
         path = prefix + (cycle[1:] if cycle and cycle != "stutter" else [])
         result.result = "property"
         result.violated = o.name
-        result.trace = build_trace(self.model, [explorer.states[i] for i in path], explorer.key)
+        states = [explorer.states[i] if isinstance(i, int) else i for i in path]
+        result.trace = build_trace(self.model, states, explorer.key)
         if cycle == "stutter":
             result.cycle_back = "stuttering"
         elif cycle:
@@ -257,6 +258,7 @@ class Graph:
 
     def __init__(self, explorer, model, fairness):
         self.ex = explorer
+        self.model = model
         self.states = explorer.states
         self.succ = [e or [] for e in explorer.edges]
         self.n = len(self.states)
@@ -299,12 +301,7 @@ class Graph:
         if o.kind in ("always", "init"):
             return None
         if o.kind == "action":
-            fn = o.preds[0]
-            for i in range(n):
-                for j in self.succ[i]:
-                    if fn(st[i], st[j]) is not True:
-                        return self.ex.path_to(i) + [j], None
-            return None
+            return self.bad_step(o.preds[0])
         if o.kind == "reach":
             return self.reach_bad(o, inits)
         if o.kind == "eventually":
@@ -338,6 +335,23 @@ class Graph:
         if o.cond is not None:
             starts = [i for i in starts if o.cond(st[i]) is True]
         return self.find_lasso(region, starts, accept, o.kind)
+
+    def bad_step(self, fn):
+        """[][A]_v on every step. Under SYMMETRY or VIEW an edge leads to the first state
+        found of the successor's class, not to the successor itself, so each state's
+        successors are generated again and A is tested on the real steps (as TLC does)."""
+        st, ex = self.states, self.ex
+        for i in range(self.n):
+            if ex.key is None:
+                nxt = [st[j] for j in self.succ[i]]
+            else:
+                out = []
+                self.model.next_fn(st[i], out.append)
+                nxt = [t for t in out if ex.in_model(st[i], t)]
+            for t in nxt:
+                if fn(st[i], t) is not True:
+                    return ex.path_to(i) + [t], None
+        return None
 
     def reach_bad(self, o, inits):
         """P => []Q: a path from a P state (an initial one, or any for [](P => []Q)) to a
