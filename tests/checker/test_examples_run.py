@@ -34,3 +34,17 @@ def test_failures_match_by_kind():
 def test_runtime_field():
     assert runtime_seconds("00:01:05") == 65
     assert runtime_seconds("unknown") is None
+
+
+def test_summary_counts_shares_and_names_what_did_not_agree():
+    from spec.checker.examples_run import summary
+    rows = [{"model": "A/a.cfg", "verdict": "agree", "detail": ""},
+            {"model": "B/b.cfg", "verdict": "refused", "detail": "b.tla:3:1: unsupported X"},
+            {"model": "C/c.cfg", "verdict": "unclear", "detail": "timeout (20 s of CPU)"},
+            {"model": "D/d.cfg", "verdict": "agree", "detail": ""}]
+    text = summary(rows)
+    assert text.splitlines()[0] == ("4 models: agree 2 (50%), blamed 0 (0%), disagree 0 (0%), "
+                                    "refused 1 (25%), unclear 1 (25%)")
+    assert "  refused   B/b.cfg: b.tla:3:1: unsupported X" in text
+    assert "  unclear   C/c.cfg: timeout (20 s of CPU)" in text
+    assert "A/a.cfg" not in text
