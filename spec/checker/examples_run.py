@@ -207,4 +207,8 @@ def summary(rows):
 
 if __name__ == "__main__":
     os.environ.setdefault("PYTHONHASHSEED", "0")
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except BrokenPipeError:  # output piped into `head`: stop quietly
+        sys.stderr.close()
+        sys.exit(0)
