@@ -120,7 +120,9 @@ class ExpressionCompiler:
         return out
 
     def ex_Let(self, node, env, cx):
-        return self.ex(node.expression, self.let_env(node, env), cx)
+        env2 = self.let_env(node, env)
+        memos = self.let_memos(node, env2, cx, statement=False)
+        return self.memo_wrap(memos, self.ex(node.expression, env2, self.memo_locals(memos, cx)))
 
     def ex_Field(self, node, env, cx):
         r = self.ex(node.expression, env, cx)
