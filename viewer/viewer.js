@@ -1299,14 +1299,15 @@
 
   // ------------------------------------------------------------------ state diagram
 
-  const DIA = { colW: 138, rowH: 66, nodeW: 118, nodeH: 30, left: 14, top: 24 };
+  // compact enough to sit under the fault list (290 px wide) with the first screen to spare
+  const DIA = { colW: 138, rowH: 50, nodeW: 118, nodeH: 30, left: 14, top: 6, lastGap: 22 };
   let diagramParts = null;
   function buildDiagram() {
     const svg = $("diagram-svg"), d = D.diagram;
     const maxRank = Math.max(...d.nodes.map((x) => x.rank));
     const maxRow = Math.max(...d.nodes.map((x) => x.row));
     const W = DIA.left * 2 + (maxRow + 1) * DIA.colW;
-    const H = DIA.top + maxRank * DIA.rowH + 26 + DIA.nodeH + 16;
+    const H = DIA.top + maxRank * DIA.rowH + DIA.lastGap + DIA.nodeH + 16;
     svg.setAttribute("viewBox", "0 0 " + W + " " + H);
     svg.setAttribute("width", W);
     svg.setAttribute("height", H);
@@ -1322,12 +1323,13 @@
     const pos = {};
     for (const nd of d.nodes) {
       pos[nd.id] = { x: DIA.left + nd.row * DIA.colW,
-                     y: DIA.top + nd.rank * DIA.rowH + (nd.rank === maxRank ? 26 : 0), nd };
+                     y: DIA.top + nd.rank * DIA.rowH + (nd.rank === maxRank ? DIA.lastGap : 0), nd };
     }
     const pairs = {};
     for (const [a, ev, b] of d.edges) (pairs[a + ">" + b] = pairs[a + ">" + b] || { a, b, events: [] }).events.push(ev);
     const edges = {};
     let skips = 0;
+    const labels = {};  // curves that leave one state at one spot share one label
     for (const { a, b, events } of Object.values(pairs)) {
       const p = pos[a], q = pos[b];
       const cx1 = p.x + DIA.nodeW / 2, cx2 = q.x + DIA.nodeW / 2, y2 = q.y;
@@ -1346,8 +1348,17 @@
       }
       const g = sv("g", { class: "edge" });
       const line = sv("path", { d: path, fill: "none", stroke: "#777", "stroke-width": 1.5, "marker-end": "url(#arr)" });
-      g.append(line, sv("text", { x: lx, y: ly, "font-size": 10.5, "text-anchor": anchor, fill: C.ink,
-                                  "paint-order": "stroke", stroke: "#fff", "stroke-width": 3 }, events.join(" / ")));
+      g.appendChild(line);
+      const spot = lx + "," + ly, seen = labels[spot];
+      if (seen) {
+        for (const ev of events) if (!seen.events.includes(ev)) seen.events.push(ev);
+        seen.text.textContent = seen.events.join(" / ");
+      } else {
+        const text = sv("text", { x: lx, y: ly, "font-size": 10.5, "text-anchor": anchor, fill: C.ink,
+                                  "paint-order": "stroke", stroke: "#fff", "stroke-width": 3 }, events.join(" / "));
+        labels[spot] = { events: [...events], text };
+        g.appendChild(text);
+      }
       svg.appendChild(g);
       edges[a + ">" + b] = { line };
     }
@@ -1374,8 +1385,10 @@
     }
     const loops = Object.entries(d.self_loops || {}).map(([s, evs]) => s + ": " + evs.join(", ")).join("; ");
     $("diagram-note").textContent = "Drawn from " + d.source + " (" + d.edges.length +
-      " state changes), not by hand. Events the table accepts without a state change: " + loops +
-      ". Final states have rounded corners.";
+      " state changes), not by hand; final states have rounded corners.";
+    const still = el("details", { class: "keys" });
+    still.append(el("summary", {}, "events that change no state"), el("p", {}, loops + "."));
+    $("diagram").appendChild(still);
     diagramParts = { nodes, edges };
   }
   function renderDiagram(c) {
@@ -1404,7 +1417,7 @@
       part.line.setAttribute("marker-end", on ? "url(#arr-on)" : "url(#arr)");
     }
     $("diagram-svg").setAttribute("data-state", state || "");
-    $("diagram").querySelector("h2").textContent = "The kernel's state diagram" + (state ? " \u2014 now " + state : "");
+    $("diagram").querySelector("h2").textContent = "Kernel states" + (state ? " \u00b7 now " + state : "");
   }
 
   // ------------------------------------------------------------------ controls, keys, links

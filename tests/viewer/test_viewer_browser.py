@@ -303,6 +303,53 @@ def test_first_visit_plays_the_telling_run_with_its_why_and_reads_at_390px(brows
     narrow.close()
 
 
+def _bottoms(page: object, selector: str) -> list[tuple[str, float, float]]:
+    """(selector, top, bottom) in viewport pixels of every element the selector matches."""
+    boxes = page.evaluate("(s) => [...document.querySelectorAll(s)].map(e => {"
+                          " const r = e.getBoundingClientRect(); return [r.top, r.bottom]; })",
+                          selector)
+    assert boxes, f"nothing matches {selector}"
+    return [(selector, top, bottom) for top, bottom in boxes]
+
+
+def test_the_first_screen_holds_the_story_the_money_and_the_state_diagram(browser, site):
+    """1440x900: headline, timelines, money cards, diagram above the fold; 390x844: story first."""
+    pg = Page(browser, site, "", width=1440, height=900)
+    page = pg.page
+    _ready(page)
+    page.wait_for_function("Number(document.body.dataset.cursor) >= 3", timeout=5_000)
+    wanted = ("h1", "article.run .tl", "[data-testid=money]", "#diagram h2", "#diagram-svg")
+    boxes = [b for sel in wanted for b in _bottoms(page, sel)]
+    page.screenshot(path=str(SHOTS / "first-screen-1440.png"))
+    low = [(sel, round(bottom)) for sel, top, bottom in boxes if top < 0 or bottom > 900]
+    assert low == [], f"below the fold at 1440x900 on the first visit: {low}"
+    page.keyboard.press("End")
+    page.wait_for_selector("body[data-done='true']", timeout=10_000)
+    # once played, the money cards grow (verdict, outcome, reference): their amounts stay in view
+    boxes = _bottoms(page, "[data-testid=by-system]") + _bottoms(page, "#diagram-svg")
+    page.screenshot(path=str(SHOTS / "first-screen-1440-played.png"))
+    low = [(sel, round(bottom)) for sel, top, bottom in boxes if top < 0 or bottom > 900]
+    assert low == [], f"below the fold at 1440x900 once played: {low}"
+    pg.close()
+    for width in (1024, 901, 900):
+        wide = Page(browser, site, "#play=0", width=width, height=800)
+        _ready(wide.page)
+        scroll = wide.page.evaluate("document.documentElement.scrollWidth")
+        assert scroll <= width, f"the page scrolls sideways at {width} px ({scroll} px wide)"
+        wide.close()
+    narrow = Page(browser, site, "", width=390, height=844)
+    page = narrow.page
+    _ready(page)
+    story = _bottoms(page, "article.run")[0][1]
+    others = [b for sel in ("#faults", "#diagram", "#legend", ".controls", "#sweep")
+              for b in _bottoms(page, sel)]
+    first = [(sel, round(top)) for sel, top, _ in others if top <= story]
+    assert story < 844 and first == [], \
+        f"at 390 px the story ({story:.0f} px) is not first: {first}"
+    page.screenshot(path=str(SHOTS / "first-screen-390.png"))
+    narrow.close()
+
+
 def test_the_legend_names_every_mark_the_runs_use(browser, site):
     """Every (actor, kind) of the fixed table and of the first sweep replays has a legend line."""
     index = json.loads((RESULTS / "traces" / "index.json").read_text(encoding="utf-8"))
