@@ -7,9 +7,8 @@ taken after every send's claim expired found nothing), otherwise ``unknown``.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from kernel.machine import Effect, replay
@@ -29,7 +28,10 @@ class Receipt:
     def as_json(self) -> dict[str, Any]:
         """The receipt as a JSON object: ``dataclasses.asdict`` spelled out (the same members
         in the same order, values copied deeply), which costs a sweep less."""
-        out = {name: _copy(getattr(self, name)) for name in _FIELDS}
+        try:
+            out = {name: _copy(getattr(self, name)) for name in _FIELDS}
+        except _NotJSON:
+            out = asdict(self)
         if self.verified is None:  # a target without verification: the receipt of old
             del out["verified"]
         return out
@@ -47,7 +49,11 @@ def _copy(value: Any) -> Any:
         return kind(_copy(v) for v in value)
     if kind is str or kind is int or kind is bool or kind is float or value is None:
         return value
-    return copy.deepcopy(value)
+    raise _NotJSON  # anything else: asdict itself copies it
+
+
+class _NotJSON(Exception):
+    pass
 
 
 def receipt(effect: Effect, recorded: bool) -> Receipt:

@@ -176,7 +176,7 @@ def outcome(s: Step) -> Outcome:
     return rec_at(s.after, s.now), bool(s.alerted), sent
 
 
-PASSED_MAX = 200_000
+PASSED_MAX = 50_000  # like the successor cache above: a few tens of MB at most
 _PASSED: set[tuple[Any, ...]] = set()  # keys of steps already found to be spec steps
 
 
