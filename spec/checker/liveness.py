@@ -3,9 +3,11 @@
 Each PROPERTY is split into obligations: `[]P` (checked as an invariant
 during BFS), `[][A]_v` (every edge), `<>P`, `[]<>P`, `<>[]P`, `P ~> Q`, plain
 state predicates (initial states only), `[]<><<A>>_v`, WF/SF (whole spec formulas,
-also through INSTANCE), `[](P => []Q)`, `[](P => <>[]Q)`, `[]P => <>Q`, conjunctions and
-`\\A x \\in S` of these, and, on the initial states where a state predicate c holds
-(`c => F`, `IF c THEN F ELSE G`), F among `<>P`, `[]P`, `<>[]P` and predicates.
+also through INSTANCE), `[](P => []Q)`, `[](P => <>[]Q)`, `[]P => <>Q`, disjunctions of
+`[]<>P` and `[]<><<A>>_v` (WF written out), conjunctions and `\\A x \\in S` of these,
+and, on the initial states where a state predicate c holds (`c => F`,
+`IF c THEN F ELSE G`), F among `<>P`, `[]P`, `<>[]P` and predicates. Under SYMMETRY or
+VIEW, `[][A]_v` is tested on the real steps (each state's successors generated again).
 A fairness condition on an action that leaves variables unassigned finds the
 action's steps by testing each edge of the graph. A violation of a liveness
 obligation is a fair behaviour that ends in a region of the graph: e.g. for
