@@ -53,7 +53,10 @@ class ActionCompiler:
         if kind == "Cases":
             return self.act_case(node, env, cx, k)
         if kind == "Let":
-            return self.act(node.expression, self.let_env(node, env), cx, k)
+            env2 = self.let_env(node, env)
+            memos = self.let_memos(node, env2, cx, statement=True)
+            lines = self.act(node.expression, env2, self.memo_locals(memos, cx), k)
+            return [f"{m.name} = []" for m in memos if m.used] + lines
         if kind == "SubscriptedAction":
             return self.act_subscripted(node, env, cx, k)
         if kind == "OperatorApplication":

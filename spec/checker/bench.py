@@ -1,13 +1,20 @@
-"""Benchmark: run the checker on Bench.tla and compare with TLC's recorded wall time.
+"""Benchmarks of the checker: CPU seconds per model, against TLC's recorded time.
 
     python -m spec.checker.bench [--suite DIR] [--workers 1 2] [--runs 3]
+    python -m spec.checker.bench --examples DIR [--models TEXT ...] [--cpu S] [--json OUT]
+    python -m spec.checker.bench --project [--models TEXT ...] [--json OUT]
+    python -m spec.checker.bench --compare BEFORE.json AFTER.json
 
-Each run is a fresh `python -m spec.checker --json` subprocess (interpreter
-start included, as TLC's figure includes the JVM's). Reports the median wall
-time, distinct states per second, the ratio to TLC's single-worker time and
-the peak memory per stored state (peak RSS of the largest checker process
-minus that of the same command on a one-state model, divided by the
-distinct states; with several workers each process holds part of the states).
+Every run is a fresh `python -m spec.checker --json` subprocess (interpreter start
+included, as TLC's figure includes the JVM's). The default mode runs the shared
+suite's Bench.tla and reports the median wall time, distinct states per second,
+the ratio to TLC's single-worker time and the peak memory per stored state.
+`--examples` runs the tlaplus/Examples models whose config path contains one of
+`--models` (all of examples_run's selection without it) and prints, per model,
+the child's CPU seconds (user + system: the figure that survives a shared,
+loaded machine), TLC's recorded runtime, their ratio and the distinct-state
+count; `--project` does the same for spec/manifest.json's configs against their
+recorded seconds. `--compare` prints two such JSON files side by side.
 """
 import argparse
 import json
@@ -60,12 +67,7 @@ def load_average():
         return float("nan")
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--suite", default=str(DEFAULT_SUITE))
-    ap.add_argument("--workers", type=int, nargs="+", default=[1, 2])
-    ap.add_argument("--runs", type=int, default=3)
-    args = ap.parse_args(argv)
+def suite_bench(args):
     suite = Path(args.suite)
     entry = next(e for e in json.loads((suite / "manifest.json").read_text())
                  if e.get("benchmark"))
@@ -92,5 +94,87 @@ def main(argv=None):
               f"CPU {statistics.median(cpus):.2f} s, counts {'match' if ok else 'MISMATCH'}")
 
 
+def wanted(name, models):
+    return not models or any(m in name for m in models)
+
+
+def examples_models(root, models):
+    """[(name, spec, cfg, TLC seconds, TLC distinct states or None)]."""
+    from .examples_run import runtime_seconds, select
+    out = []
+    for spec, cfg, model in select(root, 60):
+        name = str(cfg.relative_to(root / "specifications"))
+        if wanted(name, models):
+            out.append((name, spec, cfg, runtime_seconds(model["runtime"]),
+                        model.get("distinctStates")))
+    return out
+
+
+def project_models(models):
+    out = []
+    for e in json.loads((REPO / "spec" / "manifest.json").read_text()):
+        if wanted(e["cfg"], models):
+            out.append((e["cfg"], REPO / "spec" / e["spec"], REPO / "spec" / e["cfg"],
+                        e.get("seconds"), e.get("distinct_states")))
+    return out
+
+
+def cpu_rows(chosen, cpu_cap):
+    from .examples_run import run_one
+    rows = []
+    print(f"load average before: {load_average():.2f}; times are the child's CPU seconds")
+    for name, spec, cfg, ref, ref_states in chosen:
+        got, secs, failure = run_one(spec, cfg, cpu_cap * 30 + 600, cpu_cap)
+        states = got.get("distinct_states") if got else None
+        result = got.get("result") if got else failure
+        ratio = secs / ref if ref else float("nan")
+        print(f"{secs:8.2f} s  ref {ref!s:>6}  ratio {ratio:5.2f}  states {states} "
+              f"(ref {ref_states})  {result}  {name}", flush=True)
+        rows.append({"model": name, "cpu": round(secs, 2), "ref_seconds": ref,
+                     "states": states, "ref_states": ref_states, "result": result})
+    return rows
+
+
+def compare(before_path, after_path):
+    before = {r["model"]: r for r in json.loads(Path(before_path).read_text())}
+    print(f"{'model':60} {'before':>8} {'after':>8} {'ref':>6} {'after/ref':>9}  states")
+    for r in json.loads(Path(after_path).read_text()):
+        b = before.get(r["model"], {})
+        ref = r.get("ref_seconds")
+        ratio = f"{r['cpu'] / ref:9.2f}" if ref else " " * 9
+        same = "same" if b.get("states") == r["states"] else f"{b.get('states')} -> {r['states']}"
+        print(f"{r['model'][:60]:60} {b.get('cpu', float('nan')):8.2f} {r['cpu']:8.2f} "
+              f"{ref!s:>6} {ratio}  {same}")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--suite", default=str(DEFAULT_SUITE))
+    ap.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--examples", default="", help="a tlaplus/Examples checkout")
+    ap.add_argument("--project", action="store_true", help="spec/manifest.json's configs")
+    ap.add_argument("--models", nargs="*", default=[], help="config path substrings")
+    ap.add_argument("--cpu", type=float, default=60.0, help="CPU seconds cap per model")
+    ap.add_argument("--json", default="")
+    ap.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"))
+    args = ap.parse_args(argv)
+    if args.compare:
+        compare(*args.compare)
+        return 0
+    if not (args.examples or args.project):
+        suite_bench(args)
+        return 0
+    if args.examples and not (Path(args.examples) / "specifications").is_dir():
+        print(f"error: {args.examples} has no specifications/ folder", file=sys.stderr)
+        return 2
+    chosen = (examples_models(Path(args.examples).resolve(), args.models) if args.examples
+              else project_models(args.models))
+    rows = cpu_rows(chosen, args.cpu)
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1) + "\n")
+    return 0
+
+
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -20,6 +20,20 @@ LOCAL_NAME = re.compile(r"\b(s|c_\d+|n_\d+|b_\w+|at_\d+|tup_\d+|self_\w+|key_\d+
                         r"|chg_\d+|_rt_tlcget|_tlc_level|tlc_print\w*|enabled_\d+|rec_\w+)\b")
 
 
+BINDER = re.compile(r"\bfor \(?([\w, ]+)\)? in\b|\blambda ([\w, ]*):")
+
+
+def has_free_local(code):
+    """Does generated code mention a local name it does not bind itself (in a for-clause
+    or as a lambda parameter)? Code without one is constant and may be folded."""
+    names = set(LOCAL_NAME.findall(code))
+    if not names:
+        return False
+    for m in BINDER.finditer(code):
+        names.difference_update(n.strip() for n in (m.group(1) or m.group(2) or "").split(","))
+    return bool(names) or "_rt.random" in code
+
+
 SIMPLE_CODE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$|-?\d+$|'[^'\\\\]*'$|\(\)$")
 
 

@@ -38,6 +38,7 @@ from .codegen import (
 from .errors import TLAError
 from .expressions import ExpressionCompiler
 from .frontend import pos
+from .memo import LetMemo
 from .scope import (
     ArgB,
     BuiltinB,
@@ -67,7 +68,7 @@ def op_key(ref):
     return (id(node), id(getattr(target, "env", None))) if node is not None else id(target)
 
 
-class Compiler(ActionCompiler, ExpressionCompiler):
+class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
     """Owns the generated code's global namespace and compiles units into it."""
 
     def __init__(self, var_names):
@@ -331,6 +332,9 @@ class Compiler(ActionCompiler, ExpressionCompiler):
                 folded = self.try_fold(binding)
                 if folded is not None:
                     return folded
+                start = self.counter
+                return self.memo_use(binding, self.inline(binding, args, env, node, cx), cx,
+                                     start)
             return self.inline(binding, args, env, node, cx)
         raise self.err("cannot apply this name", node, env)
 

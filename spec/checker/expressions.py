@@ -12,7 +12,6 @@ import contextlib
 from .codegen import (
     BOOLEAN_SET,
     FOLDABLE,
-    LOCAL_NAME,
     SIMPLE_BINARY,
     SIMPLE_CODE,
     SIMPLE_PREFIX,
@@ -22,6 +21,7 @@ from .codegen import (
     class_code,
     env_for_sets,
     flatten_cross,
+    has_free_local,
     name_of,
 )
 from .errors import TLAError
@@ -56,7 +56,7 @@ class ExpressionCompiler:
         if code in self.fold_cache:
             return self.fold_cache[code]
         result = code
-        if not LOCAL_NAME.search(code) and not code.isidentifier():
+        if not has_free_local(code) and not code.isidentifier():
             try:
                 value = eval(compile(code.replace("_rt.", "_rt_"), "<fold>", "eval"), self.ns)
                 result = self.literal(value)
@@ -120,7 +120,9 @@ class ExpressionCompiler:
         return out
 
     def ex_Let(self, node, env, cx):
-        return self.ex(node.expression, self.let_env(node, env), cx)
+        env2 = self.let_env(node, env)
+        memos = self.let_memos(node, env2, cx, statement=False)
+        return self.memo_wrap(memos, self.ex(node.expression, env2, self.memo_locals(memos, cx)))
 
     def ex_Field(self, node, env, cx):
         r = self.ex(node.expression, env, cx)

@@ -13,9 +13,9 @@ import io
 import os
 import re
 
-import tla
 from tla import _langdef
 
+from . import parsecache
 from .errors import TLAError
 
 STANDARD_MODULES = {"Naturals", "Integers", "Sequences", "FiniteSets", "TLC", "Bags",
@@ -51,7 +51,7 @@ def parse_module_text(text, path):
     buf = io.StringIO()
     try:
         with contextlib.redirect_stdout(buf):
-            tree = tla.parse(text)
+            tree = parsecache.parse(text)
     except Exception as exc:  # the parser raises bare ValueErrors
         where = parse_error_position(buf.getvalue(), path)
         if where[1] == 0:

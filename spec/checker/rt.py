@@ -45,8 +45,14 @@ def neq(a, b):
 
 
 def isin(x, s):
-    if s.__class__ is frozenset and x in s:
-        return True
+    if s.__class__ is frozenset:
+        if x in s:
+            return True
+        for e in s:  # TLC's error when x cannot be compared with the elements
+            if e.__class__ is not x.__class__:
+                check_comparable(x, e)
+            break
+        return False
     return member(x, s)
 
 
@@ -295,6 +301,13 @@ def choose(s, pred):
                 return x
     raise TLAError("Attempted to compute the value of an expression of form CHOOSE x \\in S: P, "
                    "but no element of S satisfied P")
+
+
+def once(memo, thunk):
+    """The first mention of a memoised LET definition: evaluate it and remember it."""
+    value = thunk()
+    memo.append(value)
+    return value
 
 
 def case_fail(where):

@@ -1,0 +1,116 @@
+"""The `tla` package's parser, with its LR tables read from a cache instead of rebuilt.
+
+Building `tla`'s parser re-reads its grammar from method docstrings (through
+`inspect`, which tokenizes the package's source) and rebuilds the action table:
+about a third of a second per process, more than most small models take to
+check. The first process stores the finished table (states, productions and
+the names of the grammar methods that reduce them) with `pickle` in the user's
+cache folder ($XDG_CACHE_HOME or ~/.cache, then spec-checker/), keyed by the
+versions of `tla`, `parstools` and Python and the package's location; later
+processes rebuild the parser from it in a few milliseconds. Any problem with
+the cache (unwritable folder, damaged file, other package layout) falls back
+to building the parser the package's own way.
+"""
+import hashlib
+import os
+import pickle
+import sys
+
+import tla
+from parstools._grammars import Production
+from tla import _lre
+
+FORMAT = 2
+
+
+def cache_path():
+    import parstools
+    versions = f"{getattr(tla, '__version__', '?')}-{getattr(parstools, '__version__', '?')}"
+    tag = f"{FORMAT}-{versions}-{sys.version_info[0]}.{sys.version_info[1]}-{_lre.__file__}"
+    digest = hashlib.sha256(tag.encode()).hexdigest()[:16]
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "spec-checker", f"tla_tables_{digest}.pickle")
+
+
+def dump_tables(gp):
+    """The built GeneratingParser's tables as plain data (picklable)."""
+    names = {}
+    for eq, fn in gp._tree_map.items():
+        if getattr(fn, "__self__", None) is gp.grammar:
+            names[eq] = fn.__name__
+        elif getattr(fn, "__name__", "") == "unit":
+            names[eq] = ""
+        else:
+            raise ValueError(f"unexpected reducer for {eq}")
+    actions = {node: {sym: (a.state, None if a.equation is None else
+                            (a.equation.symbol, tuple(a.equation.expansion)), a.eq_str)
+                      for sym, a in row.items()}
+               for node, row in gp._actions.items()}
+    return {"initial": gp._initial, "actions": actions, "names": names}
+
+
+def unit(p):
+    p[0] = p[1]
+
+
+def load_tables(data):
+    gp = object.__new__(_lre.GeneratingParser)
+    gp.grammar = _lre.Grammar()
+    gp._initial = data["initial"]
+    shared = {}  # the parser only reads its actions: one object per distinct action
+    Action = _lre.Action
+    actions = {}
+    for node, row in data["actions"].items():
+        out = actions[node] = {}
+        for sym, key in row.items():
+            action = shared.get(key)
+            if action is None:
+                state, eq, eq_str = key
+                action = shared[key] = Action(
+                    state=state, equation=None if eq is None else Production(*eq),
+                    eq_str=eq_str)
+            out[sym] = action
+    gp._actions = actions
+    gp._tree_map = {eq: getattr(gp.grammar, name) if name else unit
+                    for eq, name in data["names"].items()}
+    return gp
+
+
+def build_parser():
+    """A tla._lre.Parser whose generating parser comes from the cache when possible."""
+    parser = _lre.Parser()
+    path = cache_path()
+    gp = None
+    try:
+        with open(path, "rb") as fh:
+            gp = load_tables(pickle.load(fh))
+    except (OSError, ValueError, EOFError, TypeError, KeyError, AttributeError,
+            pickle.UnpicklingError):
+        gp = None
+    if gp is None:
+        gp = _lre.GeneratingParser()
+        try:
+            data = pickle.dumps(dump_tables(gp), protocol=pickle.HIGHEST_PROTOCOL)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            tmp = f"{path}.{os.getpid()}.tmp"
+            with open(tmp, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, path)
+        except (OSError, ValueError, TypeError, AttributeError):
+            pass
+    parser._lexer = _lre.OperatorLexer()
+    parser._parser = gp
+    return parser
+
+
+_PARSER = []
+
+
+def parse(text):
+    """tla.parse(text) with the cached parser."""
+    if not _PARSER:
+        try:
+            _PARSER.append(build_parser())
+        except Exception:  # any surprise in the package's layout: its own way
+            _PARSER.append(tla)
+    return _PARSER[0].parse(text)

@@ -1,0 +1,70 @@
+"""LET definitions evaluated once per evaluation of their LET (spec/checker/memo.py).
+
+Each spec is built so that a memo shared too widely changes the verdict: a value
+remembered across the iterations of a quantifier, across the choices of a primed
+variable, or for a primed mention of the definition. Expected results worked out
+by hand.
+"""
+from spec.checker import check
+
+from .conftest import write_spec
+
+NO_DEADLOCK = "INIT Init\nNEXT Next\nCHECK_DEADLOCK FALSE\n"
+
+
+def run(tmp_path, body, cfg):
+    spec, cfg_path = write_spec(tmp_path, body, cfg)
+    r = check(spec, cfg_path)
+    return r.result, r.violated, r.distinct_states
+
+
+def test_one_memo_per_iteration_of_a_quantifier(tmp_path):
+    body = """
+    VARIABLE x
+    Init == x = 0
+    Next == x < 2 /\\ x' = x + 1
+    Each == \\A i \\in 1..x : LET a == {i, i * 1} IN a = {i} /\\ Cardinality(a) = 1
+    Some == \\E i \\in 1..x : LET a == {i + 10} IN 12 \\in a
+    Fn == [i \\in 1..2 |-> LET a == {i * x} IN a] = <<{x}, {2 * x}>>
+    """
+    cfg = NO_DEADLOCK + "INVARIANT Each Fn\n"
+    assert run(tmp_path, body, cfg) == ("ok", None, 3)
+    body += "NotSome == ~Some\n"
+    assert run(tmp_path, body, NO_DEADLOCK + "INVARIANT NotSome\n") == ("invariant", "NotSome", 3)
+
+
+def test_a_primed_value_is_not_remembered_across_choices(tmp_path):
+    body = """
+    VARIABLES x, y
+    Init == x = 0 /\\ y = {}
+    Next == LET b == {x', x' + 0} IN x = 0 /\\ x' \\in {1, 2} /\\ y' = b
+    Tracks == x = 0 \\/ y = {x}
+    """
+    assert run(tmp_path, body, NO_DEADLOCK + "INVARIANT Tracks\n") == ("ok", None, 3)
+
+
+def test_a_primed_mention_is_evaluated_in_the_next_state(tmp_path):
+    body = """
+    VARIABLE x
+    Init == x = 0
+    Next == LET a == {x, x + 10} IN x < 3 /\\ x' = x + 1 /\\ a' = {x', x' + 10} /\\ a # a'
+    """
+    assert run(tmp_path, body, NO_DEADLOCK) == ("ok", None, 4)
+    body = """
+    VARIABLES x, y
+    Init == x = 0 /\\ y = 0
+    Next == x < 3 /\\ x' = x + 1 /\\ y' = LET a == {x, x * 1} IN Cardinality(a \\cup a')
+    Two == y \\in {0, 2}
+    """
+    assert run(tmp_path, body, NO_DEADLOCK + "INVARIANT Two\n") == ("ok", None, 4)
+
+
+def test_a_let_inside_an_action_loop(tmp_path):
+    body = """
+    VARIABLES x, y
+    Init == x = 0 /\\ y = 0
+    Next == \\E i \\in {x + 1, x + 2, x + 3} : LET s == {i, i + 1} IN
+                x = 0 /\\ x' = i /\\ y' = Cardinality(s \\cup {x'}) * 10 + Cardinality(s)
+    Ok == x = 0 \\/ y = 22
+    """
+    assert run(tmp_path, body, NO_DEADLOCK + "INVARIANT Ok\n") == ("ok", None, 4)

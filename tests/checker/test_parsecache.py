@@ -1,0 +1,48 @@
+"""The parser rebuilt from cached tables gives the trees tla's own parser gives."""
+import contextlib
+import io
+from pathlib import Path
+
+import tla
+from tla import _lre
+
+from spec.checker import parsecache
+from spec.checker.frontend import normalise
+
+ROOT = Path(__file__).resolve().parents[2]
+SPECS = [ROOT / "spec" / "Kernel.tla", ROOT / "spec" / "Coord.tla",
+         *sorted((ROOT / "tests" / "checker" / "specs").glob("*.tla"))[:12]]
+
+
+def trees(parser):
+    out = []
+    for path in SPECS:
+        text = normalise(path.read_text())
+        with contextlib.redirect_stdout(io.StringIO()):
+            try:
+                out.append(repr(parser.parse(text)))
+            except ValueError as exc:
+                out.append(f"error {exc}")
+    return out
+
+
+def test_cached_tables_parse_like_the_package(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    built = parsecache.build_parser()          # no cache yet: built, then stored
+    stored = list((tmp_path / "spec-checker").glob("tla_tables_*.pickle"))
+    assert len(stored) == 1
+    loaded = parsecache.build_parser()         # from the stored tables
+    assert isinstance(loaded._parser, _lre.GeneratingParser)
+    reference = trees(tla._lre.Parser())
+    assert trees(built) == reference
+    assert trees(loaded) == reference
+
+
+def test_a_damaged_cache_is_rebuilt(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    path = Path(parsecache.cache_path())
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"not a pickle")
+    parser = parsecache.build_parser()
+    assert trees(parser)[:2] == trees(tla._lre.Parser())[:2]
+    assert path.read_bytes() != b"not a pickle"
