@@ -3,9 +3,11 @@
 Each PROPERTY is split into obligations: `[]P` (checked as an invariant
 during BFS), `[][A]_v` (every edge), `<>P`, `[]<>P`, `<>[]P`, `P ~> Q`, plain
 state predicates (initial states only), `[]<><<A>>_v`, WF/SF (whole spec formulas,
-also through INSTANCE), `[](P => []Q)`, `[](P => <>[]Q)`, `[]P => <>Q`, conjunctions and
-`\\A x \\in S` of these, and, on the initial states where a state predicate c holds
-(`c => F`, `IF c THEN F ELSE G`), F among `<>P`, `[]P`, `<>[]P` and predicates.
+also through INSTANCE), `[](P => []Q)`, `[](P => <>[]Q)`, `[]P => <>Q`, disjunctions of
+`[]<>P` and `[]<><<A>>_v` (WF written out), conjunctions and `\\A x \\in S` of these,
+and, on the initial states where a state predicate c holds (`c => F`,
+`IF c THEN F ELSE G`), F among `<>P`, `[]P`, `<>[]P` and predicates. Under SYMMETRY or
+VIEW, `[][A]_v` is tested on the real steps (each state's successors generated again).
 A fairness condition on an action that leaves variables unassigned finds the
 action's steps by testing each edge of the graph. A violation of a liveness
 obligation is a fair behaviour that ends in a region of the graph: e.g. for
@@ -298,6 +300,7 @@ class Graph:
     def __init__(self, explorer, model, fairness):
         self.ex = explorer
         self.model = model
+        self.real = {}
         self.states = explorer.states
         self.succ = [e or [] for e in explorer.edges]
         self.n = len(self.states)
@@ -329,7 +332,7 @@ class Graph:
                         if j is not None:
                             tset.add(j)
             if test is not None:
-                tset = {j for j in self.succ[i] if test(s, st[j]) is True and sub(st[j]) != vs}
+                tset = {j for j, t in self.real_steps(i) if test(s, t) is True and sub(t) != vs}
                 enabled[i] = enabled[i] or bool(tset)
             targets[i] = tset
         return enabled, targets
@@ -377,21 +380,36 @@ class Graph:
             starts = [i for i in starts if o.cond(st[i]) is True]
         return self.find_lasso(region, starts, accept, o.kind)
 
-    def bad_step(self, fn):
-        """[][A]_v on every step. Under SYMMETRY or VIEW an edge leads to the first state
-        found of the successor's class, not to the successor itself, so each state's
-        successors are generated again and A is tested on the real steps (as TLC does)."""
-        st, ex = self.states, self.ex
+    def real_steps(self, i):
+        """[(j, t)]: each successor t of state i kept in the graph, with j its class. Under
+        SYMMETRY or VIEW an edge leads to the state of t's class found first, not to t, so
+        the successors are generated again and steps tested on them (as TLC does)."""
+        ex = self.ex
+        if ex.key is None:
+            return [(j, self.states[j]) for j in self.succ[i]]
+        got = self.real.get(i)
+        if got is None:
+            s, out = self.states[i], []
+            self.model.next_fn(s, out.append)
+            got = self.real[i] = [(ex.seen[ex.key(t)], t) for t in out
+                                  if ex.in_model(s, t) and ex.key(t) in ex.seen]
+        return got
+
+    def steps_without(self, fns):
+        """The edges with a real step satisfying none of `fns`."""
+        out = []
         for i in range(self.n):
-            if ex.key is None:
-                nxt = [st[j] for j in self.succ[i]]
-            else:
-                out = []
-                self.model.next_fn(st[i], out.append)
-                nxt = [t for t in out if ex.in_model(st[i], t)]
-            for t in nxt:
-                if fn(st[i], t) is not True:
-                    return ex.path_to(i) + [t], None
+            s = self.states[i]
+            keep = {j for j, t in self.real_steps(i) if all(f(s, t) is not True for f in fns)}
+            out.append([j for j in self.succ[i] if j in keep])
+        return out
+
+    def bad_step(self, fn):
+        """[][A]_v on every real step."""
+        for i in range(self.n):
+            for _, t in self.real_steps(i):
+                if fn(self.states[i], t) is not True:
+                    return self.ex.path_to(i) + [t], None
         return None
 
     def reach_bad(self, o, inits):
@@ -410,10 +428,8 @@ class Graph:
 
     def without_steps(self, step):
         """A fair behaviour that from some point on takes no step satisfying `step`."""
-        st = self.states
         full = self.succ
-        self.succ = [[j for j in full[i] if step(st[i], st[j]) is not True]
-                     for i in range(self.n)]
+        self.succ = self.steps_without([step])
         try:
             return self.find_lasso([True] * self.n, list(range(self.n)), None, "often_step")
         finally:
@@ -424,8 +440,7 @@ class Graph:
         step satisfying one of `steps` (a counterexample to []<>P \\/ []<><<A>>_v)."""
         st = self.states
         full = self.succ
-        self.succ = [[j for j in full[i] if all(f(st[i], st[j]) is not True for f in steps)]
-                     for i in range(self.n)]
+        self.succ = self.steps_without(steps)
         region = [all(p(s) is not True for p in preds) for s in st]
         try:
             return self.find_lasso(region, [i for i in range(self.n) if region[i]], None,
