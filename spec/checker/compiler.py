@@ -130,14 +130,14 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
         """
         self.hoists.append({})
         try:
-            lines = compile_body()
+            lines = self.memo_body(compile_body, params)
         finally:
             found = self.hoists.pop()
         prologue = []
         if found:
             self.hoists.append(None)
             try:
-                slow_lines = compile_body()
+                slow_lines = self.memo_body(compile_body, params)
             finally:
                 self.hoists.pop()
             slow = fname + "_plain"
@@ -477,6 +477,7 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
             pys.append(py)
         try:
             self.hoists.append(None)
+            self.no_unit_memos()
             body = self.ex(binding.node.definiens, env,
                            Cx("const", locals_=tuple(pys) + tuple(outer_locals)))
             needs_state = False
@@ -486,6 +487,7 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
             needs_state = True
         finally:
             self.hoists.pop()
+            self.memo_units.pop()
         free = sorted({m for m in LOCAL_NAME.findall(body)
                        if FRESH_SUFFIX.search(m) and int(FRESH_SUFFIX.search(m).group(1)) <= start
                        and not m.startswith(("rec_", "enabled_", "c_", "n_", "tlc_print"))})

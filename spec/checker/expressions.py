@@ -48,7 +48,7 @@ class ExpressionCompiler:
             raise self.err(f"unsupported construct {kind}", node, env)
         code = method(node, env, cx)
         if kind in FOLDABLE and cx.mode != "const":
-            return self.fold_code(code)
+            return self.unit_memo(self.fold_code(code), cx)
         return code
 
     def fold_code(self, code):

@@ -11,14 +11,43 @@ to the same code as the first one (the same primed variables assigned, no
 prime added at the use), e is not trivially cheap, and, inside an action,
 when e reads no primed variable (those change as the action's loops run).
 Constant definitions keep being folded at compile time instead.
+
+The same goes for every state-level subexpression of a compiled unit (an
+invariant, the next-state relation, a property's action): one whose only free
+names are the current state's variables (and, in a function of a step s -> t,
+the next state's) is the same value wherever it occurs in one call. Each such
+expression that occurs twice or more (up to renaming of the names it binds, so
+two inlined copies of one definition count as the same) gets a memo made at
+the top of the unit (`unit_memo`, `memo_body`); one that occurs once is left
+as it was.
 """
 import re
 
+from .codegen import BINDER, LOCAL_NAME
 from .scope import DefB
 
 PRIMED = re.compile(r"\bn_\d+\b")
 FRESH = re.compile(r"\b([A-Za-z]\w*?)_(\d+)\b")
 WORTH = re.compile(r"_rt\.|_ap\(|_isin\(|_eq\(| for |\brec_|lambda")
+
+
+STATE_NAME = re.compile(r"(c_\d+|p_\d+_\d+)$")
+NEXT_NAME = re.compile(r"n_\d+$")
+
+
+def bound_names(code):
+    names = set()
+    for m in BINDER.finditer(code):
+        names.update(n.strip() for n in (m.group(1) or m.group(2) or "").split(","))
+    return names
+
+
+class UnitMemos:
+    """The state-level subexpressions met while one unit is compiled."""
+
+    def __init__(self, next_fixed):
+        self.next_fixed = next_fixed  # n_<i> never change during a call (a step s -> t)
+        self.entries = {}             # shape -> [name, code, count, memo code]
 
 
 class Memo:
@@ -80,3 +109,54 @@ class LetMemo:
         if not used:
             return body
         return f"(lambda {', '.join(used)}: {body})({', '.join('[]' for _ in used)})"
+
+    # --- state-level subexpressions of a unit -------------------------------------
+    def unit_memo(self, code, cx):
+        stack = getattr(self, "memo_units", None)
+        if not stack or stack[-1] is None or cx.mode not in ("state", "action"):
+            return code
+        reg = stack[-1]
+        if code.isidentifier() or not WORTH.search(code) or "_rt.random" in code:
+            return code
+        bound = bound_names(code)
+        free = set(LOCAL_NAME.findall(code)) - bound
+        if not free or not all(STATE_NAME.match(n) or (reg.next_fixed and NEXT_NAME.match(n))
+                               for n in free):
+            return code
+        canon = {}
+        shape = LOCAL_NAME.sub(lambda m: canon.setdefault(m.group(0), f"_#{len(canon)}")
+                               if m.group(0) in bound else m.group(0), code)
+        entry = reg.entries.get(shape)
+        if entry is None:
+            name = self.fresh("x")
+            entry = reg.entries[shape] = [
+                name, code, 0, f"({name}[0] if {name} else _rt.once({name}, lambda: {code}))"]
+        entry[2] += 1
+        return entry[3]
+
+    def memo_body(self, compile_body, params):
+        """compile_body() with the unit's repeated state-level subexpressions memoised."""
+        if not hasattr(self, "memo_units"):
+            self.memo_units = []
+        reg = UnitMemos(next_fixed=params == "s, t")
+        self.memo_units.append(reg)
+        try:
+            lines = compile_body()
+        finally:
+            self.memo_units.pop()
+        if not reg.entries:
+            return lines
+        text = "\n".join(lines)
+        inits = []
+        for name, code, count, memo in reversed(list(reg.entries.values())):
+            if count < 2:
+                text = text.replace(memo, code)
+            elif name in text:
+                inits.append(f"{name} = []")
+        return inits + text.split("\n")
+
+    def no_unit_memos(self):
+        """Push a barrier: code compiled now is not part of the enclosing unit's body."""
+        if not hasattr(self, "memo_units"):
+            self.memo_units = []
+        self.memo_units.append(None)

@@ -37,7 +37,7 @@ def test_a_primed_value_is_not_remembered_across_choices(tmp_path):
     body = """
     VARIABLES x, y
     Init == x = 0 /\\ y = {}
-    Next == LET b == {x', x' + 0} IN x = 0 /\\ x' \\in {1, 2} /\\ y' = b
+    Next == LET b == {x', x' + 0} IN x = 0 /\\ x' \\in {1, 2} /\\ y' = b /\\ b \\subseteq {x'}
     Tracks == x = 0 \\/ y = {x}
     """
     assert run(tmp_path, body, NO_DEADLOCK + "INVARIANT Tracks\n") == ("ok", None, 3)
@@ -68,3 +68,25 @@ def test_a_let_inside_an_action_loop(tmp_path):
     Ok == x = 0 \\/ y = 22
     """
     assert run(tmp_path, body, NO_DEADLOCK + "INVARIANT Ok\n") == ("ok", None, 4)
+
+
+def test_state_subexpressions_inside_a_recursive_operator(tmp_path):
+    body = """
+    VARIABLES x, y
+    Init == x = 0 /\\ y = {1}
+    RECURSIVE Sum(_)
+    Sum(n) == IF n = 0 THEN Cardinality(y \\cup {x}) - Cardinality(y \\cup {x}) ELSE 1 + Sum(n - 1)
+    Next == x < 3 /\\ x' = x + Sum(1) /\\ y' = y \\cup {x}
+    Ok == Sum(2) = 2 /\\ Cardinality(y \\cup {x}) = Cardinality(y \\cup {x})
+    """
+    assert run(tmp_path, body, NO_DEADLOCK + "INVARIANT Ok\n") == ("ok", None, 4)
+
+
+def test_a_repeated_state_expression_in_a_step(tmp_path):
+    body = """
+    VARIABLES x, y
+    Init == x = 0 /\\ y = {}
+    Next == \\E v \\in {x + 1, x + 2} : x < 4 /\\ x' = v /\\ y' = {x' * 2} \\cup {x' * 2}
+    Step == [][y' = {x' * 2} \\cup {x' * 2} /\\ Cardinality({x' * 2} \\cup {x' * 2}) = 1]_x
+    """
+    assert run(tmp_path, body, NO_DEADLOCK + "PROPERTY Step\n") == ("ok", None, 6)
