@@ -6,6 +6,9 @@ are integers, or floats in their canonical spelling), ending in a newline. Every
 fields, ``prev`` (the previous entry's hash, 64 zeros for the first) and ``hash``: the hex
 SHA-256 of the line with its ``"hash":...`` member removed. So the hash covers the canonical
 entry and, through ``prev``, every entry before it. The schema is ``journal.schema.json``.
+A line holds at most ``MAX_LINE`` = 1,048,576 bytes (1 MiB) of UTF-8 before its newline:
+``seal`` refuses to write a longer one, and a longer line (even a torn last one) is invalid,
+judged by its length before it is parsed.
 
 Verification checks, line by line: JSON syntax, canonical spelling, known kind, required
 fields and types, seq continuity, the chain link, the hash itself, and time order. It stops
@@ -14,6 +17,12 @@ anomalies with the line number as witness. A last line without its newline is a 
 from a crash: it was never acknowledged as durable, so it is discarded and reported as a
 note, never parsed as an entry. A hash chain cannot see entries cut from the end; pass the
 last known hash as ``expected_head`` to catch that.
+
+Speed. ``verify`` first tries each block of ``BLOCK`` lines on a fast path (``_fast_block``):
+one C parse for the whole block, the C encoder's spelling compared with each line, then the
+same schema and chain checks. It only ever answers "all sound" or "not proven"; a block it
+does not prove is judged again line by line by the reference path (``fast=False``), which
+alone words anomalies, so both give the same verdict (tests/kernel/test_fast_verify.py).
 """
 
 from __future__ import annotations
@@ -136,7 +145,11 @@ def seal(body: Mapping[str, Any], seq: int, prev: str) -> tuple[dict[str, Any], 
     entry.pop("hash", None)
     unsigned = canonical(entry)
     entry["hash"] = hashlib.sha256(unsigned).hexdigest()
-    return entry, canonical(entry).decode("utf-8") + "\n"
+    line = canonical(entry)
+    if len(line) > MAX_LINE:
+        raise KernelError(f"entry {seq} would be a line of {len(line):,} bytes: longer than "
+                          f"the journal's limit of {MAX_LINE:,}")
+    return entry, line.decode("utf-8") + "\n"
 
 
 class Chain:
@@ -533,6 +546,17 @@ def _fast_block(lines: list[str], seq: int, prev: str, last_ts: int,
     return cast(list[dict[str, Any]], entries)
 
 
+def _too_long(line: str) -> bool:
+    """Whether ``line`` holds more than MAX_LINE bytes of UTF-8 (a character is 1-4 bytes)."""
+    return len(line) > MAX_LINE // 4 and (
+        len(line) > MAX_LINE or len(line.encode("utf-8", "surrogatepass")) > MAX_LINE)
+
+
+def _long_line(line_no: int) -> Anomaly:
+    return Anomaly("malformed", line_no, f"line {line_no}: longer than the limit of "
+                                         f"{MAX_LINE:,} bytes for a journal line")
+
+
 def _invalid(verdict: Verdict, anomaly: Anomaly) -> Verdict:
     verdict.valid = False
     verdict.anomalies.append(anomaly)
@@ -542,6 +566,8 @@ def _invalid(verdict: Verdict, anomaly: Anomaly) -> Verdict:
 def _check_line(line: str, line_no: int, seq: int, prev: str, last_ts: int,
                 now: int | None, seen: set[tuple[str, ...]] | None = None) -> Any:
     """The entry of one line, or the Anomaly that stops verification there."""
+    if _too_long(line):
+        return _long_line(line_no)
     try:
         entry = parse_line(line, line_no, seen)
     except JournalError as exc:
@@ -587,6 +613,8 @@ def _torn_problem(tail: str, seq: int, prev: str, last_ts: int,
                   now: int | None) -> Anomaly | None:
     """None if ``tail`` (a last line without its newline) is what a crash can leave."""
     line_no = seq + 1
+    if _too_long(tail):  # no prefix of a sound line is longer than the longest line
+        return _long_line(line_no)
     why = _not_a_prefix(tail)
     if why == "complete":  # a whole line that lost only its newline must be a sound entry
         checked = _check_line(tail, line_no, seq, prev, last_ts, now)
