@@ -122,13 +122,16 @@ MUTANTS: dict[str, Mutation] = {
     "empty line": lambda line: "\n",
     "over the line limit": _resealed(_set("payload", "x" * MAX_LINE)),
 }
-WHERE = {"first block": 5, "end of a block": BLOCK - 1, "last block": 2 * BLOCK + 7}
+# Lines 4, BLOCK - 4 and 2 * BLOCK + 4 are PROPOSED entries, whose payload may hold any value
+# (so a payload mutant is refused for its spelling, not for a field its kind lacks).
+WHERE = {"first block": 4, "near a block's end": BLOCK - 4, "end of a block": BLOCK - 1,
+         "last block": 2 * BLOCK + 4}
 
 
 def _mutated(name: str, at: int) -> list[str]:
     lines = list(LINES)
     lines[at] = MUTANTS[name](lines[at])
-    if name == "time reversed" and at == 5:
+    if name == "time reversed" and at == 4:
         lines[at] = lines[at - 1]  # ts 0 at line 6 is no reversal; a duplicate is
     return _rechain(lines, at) if name not in ("two entries on one line", "empty line",
                                               "carriage return") else lines
