@@ -680,3 +680,22 @@ def test_a_lease_or_target_that_is_not_a_string_is_refused_at_the_proposal() -> 
                   "timing": TIMING, **bad}
         with pytest.raises(kernel.KernelError):
             kernel.Proposal(**fields)
+
+
+def test_a_line_over_the_limit_is_refused_by_its_length() -> None:
+    from kernel.journal import MAX_LINE
+
+    at_limit = '{"a":"' + "x" * (MAX_LINE - 8) + '"}'
+    assert len(at_limit.encode()) == MAX_LINE
+    assert verify(at_limit + "\n").anomalies[0].explanation == "line 1: missing field 'seq'"
+    for over in ('{"a":"' + "x" * (MAX_LINE - 7) + '"}\n',
+                 '{"a":"' + "é" * (MAX_LINE // 2) + '"}\n',  # fewer characters than bytes
+                 EVERY_SCENARIO + '{"a":"' + "x" * MAX_LINE):  # a torn tail too
+        first = verify(over).anomalies[0]
+        assert first.type == "malformed" and "longer than the limit of 1,048,576 bytes" in \
+            first.explanation, first
+
+
+def test_the_writer_refuses_an_entry_longer_than_a_line_may_be() -> None:
+    with pytest.raises(kernel.KernelError, match="longer than the journal's limit"):
+        seal({"kind": "LATE", "payload": "x" * (1 << 20)}, 0, GENESIS)

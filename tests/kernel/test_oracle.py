@@ -870,3 +870,17 @@ def test_one_effect_resent_20000_times_is_judged_in_linear_time() -> None:
     run(kernel.Ack(t, 20_000))
     history.append({"op": "apply", "effect_id": p.effect_id, "ts": t})
     assert oracle.check("".join(lines), history, complete=True).valid is True
+
+
+def test_cli_stops_reading_a_journal_at_a_line_over_the_limit(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The reader itself stops at the long line: it never returns the text to be parsed."""
+    from kernel.__main__ import _read_journal
+
+    path = tmp_path / "j.jsonl"
+    path.write_bytes(b'{"seq":0}\n{"a":"' + b"x" * 50_000_000 + b'"}\n')
+    with pytest.raises(SystemExit) as stopped:
+        _read_journal(str(path))
+    assert stopped.value.code == 1
+    assert capsys.readouterr().out.splitlines() == [
+        "valid: false", "line 2: longer than the limit of 1,048,576 bytes for a journal line"]
