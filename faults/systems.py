@@ -50,6 +50,7 @@ from kernel import (
 Proc = Generator[Any, Any, None]
 DISPATCH_DELAY = 50  # ms between the decision and the dispatch (approval queue, tool call)
 LEASE_ID = "lease-agent-7"
+_encode = json.JSONEncoder(sort_keys=True).encode  # the durable engine's record lines
 
 
 class Naive:
@@ -106,7 +107,8 @@ class Durable:
             return
         wf["jobs"].setdefault(wid, []).append(job)
         if wid in wf["running"]:
-            node.log("kernel", "attach", f"engine attaches job {job.id} to running workflow")
+            if node.tracing:
+                node.log("kernel", "attach", f"engine attaches job {job.id} to running workflow")
             return
         payload = wf["decided"].get(wid)
         if payload is None:
@@ -162,7 +164,7 @@ class Durable:
 
     @staticmethod
     def line(record: dict[str, Any]) -> str:
-        return json.dumps(record, sort_keys=True) + "\n"
+        return _encode(record) + "\n"
 
     def record(self, node: Any, record: dict[str, Any]) -> None:
         node.disk.append(self.line(record), True)
@@ -280,7 +282,8 @@ class KernelWorker:
                 elif kind is WaitUntil:
                     if node.reach("recovering"):
                         return
-                    node.log("kernel", "wait", f"wait until {cmd.time} (claim in flight)")
+                    if node.tracing:
+                        node.log("kernel", "wait", f"wait until {cmd.time} (claim in flight)")
                     yield node.wait_until(cmd.time)
                 elif kind is Query:
                     if node.reach("recovering"):
@@ -292,7 +295,8 @@ class KernelWorker:
                         return
                     lookup = Lookup(found, asked)
                 elif kind is Surface:
-                    node.log("kernel", "surface", f"AMBIGUOUS surfaced: {cmd.reason}")
+                    if node.tracing:
+                        node.log("kernel", "surface", f"AMBIGUOUS surfaced: {cmd.reason}")
                 elif kind is Alert:
                     node.run.alerts.append(f"{cmd.invariant}: {cmd.message}")
 
@@ -349,7 +353,8 @@ class Kernel:
         eid = proposal.effect_id
         for cmd in kw.apply(Propose(node.now, proposal)):
             if type(cmd) is Reply:
-                node.log("kernel", "reply", f"resubmission answered: {cmd.outcome}")
+                if node.tracing:
+                    node.log("kernel", "reply", f"resubmission answered: {cmd.outcome}")
                 node.complete(job, cmd.outcome)
                 return
         lease, facts = kw.observe(eid)

@@ -1,166 +1,35 @@
 """The repository target: a real directory that coding agents' changes land in.
 
-How it works. A change is a set of file writes, each with the digest of the before-image it
-was planned against and the after-image to write (``None`` deletes). ``plan`` turns an
-agent's writes into a change and its premises: the before-image digest of every written
-file, the digest of every symbol the change reads or defines (``gate.symbols``: normalised
-definitions, blind to formatting, comments, docstrings and unrelated definitions), and the
-digest of every verifying test. ``facts`` recomputes the same names on the tree now, leaving
-out the change's own writes when the target can identify them.
-
-``Repo.apply`` checks the fencing token first (the highest token seen for each of the
-change's items must not exceed it: a stale owner's late write is rejected here, by the
-target), then journals an image record (every before- and after-image) atomically, then
-writes each file atomically (temp file, fsync, rename, directory fsync), then marks the
-record applied. A crash anywhere leaves either no record (nothing written) or a record that
-``recover`` completes forward. ``lookup`` says whether the after-images, the before-images,
-or a mix are on disk; re-applying an applied change is a no-op. ``verify`` runs the
-repository's tests in a subprocess with a timeout; ``restore`` writes the before-images back
-when verification fails. A change that writes one of its own verifying tests is refused.
+How it works. The change itself (writes with before-image digests and after-images, its
+premises, ``revert``) is pure and lives in ``kernel.changes``; this module is the target
+that lands it on disk. ``Repo.apply`` checks the fencing token first (the highest token seen
+for each of the change's items must not exceed it: a stale owner's late write is rejected
+here, by the target), then journals an image record (every before- and after-image)
+atomically, then writes each file atomically (temp file, fsync, rename, directory fsync),
+then marks the record applied. A crash anywhere leaves either no record (nothing written)
+or a record that ``recover`` completes forward. ``lookup`` says whether the after-images,
+the before-images, or a mix are on disk; re-applying an applied change is a no-op.
+``verify`` runs the repository's tests in a subprocess with a timeout; ``restore`` writes
+the before-images back when verification fails. A change that writes one of its own
+verifying tests is refused.
 """
 
 from __future__ import annotations
 
-import ast
 import json
 import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gate import symbols
-from gate.symbols import ABSENT, sha
+from kernel.changes import BeforeImageMismatch, Change, RepoError, StaleToken, file_digest, revert
 
 STATE_DIR = ".gate-repo"  # the target's own records, inside the repository root
 IGNORED = (STATE_DIR, "__pycache__", ".git", ".pytest_cache")
-
-
-class RepoError(Exception):
-    """A change the target will not apply (the message says why in one line)."""
-
-
-class StaleToken(RepoError):
-    pass
-
-
-class BeforeImageMismatch(RepoError):
-    pass
-
-
-@dataclass(frozen=True, slots=True)
-class Write:
-    path: str
-    before: str  # digest of the before-image, or ABSENT for a new file
-    after: str | None  # the after-image; None deletes the file
-
-
-@dataclass(frozen=True, slots=True)
-class Change:
-    """One unit's change: its writes, verifying tests and claim items (the effect payload)."""
-
-    unit: str
-    writes: tuple[Write, ...]
-    tests: tuple[str, ...] = ()
-    items: tuple[str, ...] = field(default=())
-
-    def as_json(self) -> dict[str, Any]:
-        return {"unit": self.unit, "tests": list(self.tests), "items": list(self.items),
-                "writes": [{"path": w.path, "before": w.before, "after": w.after}
-                           for w in self.writes]}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Change:
-        writes = tuple(Write(w["path"], w["before"], w["after"]) for w in data["writes"])
-        return cls(data["unit"], writes, tuple(data["tests"]), tuple(data["items"]))
-
-    @property
-    def id(self) -> str:
-        return sha(json.dumps(self.as_json(), sort_keys=True))[:16]
-
-    def edits_own_tests(self) -> bool:
-        return any(w.path in self.tests for w in self.writes)
-
-
-def file_digest(text: str | None) -> str:
-    return ABSENT if text is None else sha(text)
-
-
-def plan(tree: Mapping[str, str], unit: str, writes: Mapping[str, str | None],
-         tests: Iterable[str] = (), callees: int = 0) -> tuple[Change, dict[str, str]]:
-    """A change from an agent's writes on ``tree``, and the premises it relies on."""
-    paths = sorted(writes)
-    defined = symbols.written(tree, writes)
-    read = symbols.reads(tree, writes, callees)
-    items = [f"file:{p}" for p in paths] + [f"sym:{n}" for n in sorted(defined)]
-    change = Change(unit, tuple(Write(p, file_digest(tree.get(p)), writes[p]) for p in paths),
-                    tuple(sorted(tests)), tuple(items))
-    premises = facts(tree, premise_names(change, read))
-    for w in change.writes:  # a name this change defines anew must be defined nowhere yet
-        old = symbols.definitions(tree.get(w.path) or "") or {}
-        new = symbols.definitions(w.after or "") or {}
-        premises.update({f"new:{n}": ABSENT for n in sorted(new)
-                         if len(new[n]) > len(old.get(n, []))})
-    return change, premises
-
-
-def premise_names(change: Change, reads: Iterable[str]) -> list[str]:
-    names = [f"file:{w.path}" for w in change.writes]
-    names += [f"def:{n[4:]}" for n in change.items if n.startswith("sym:")]
-    names += [f"def:{n}" for n in sorted(set(reads))]
-    names += [f"test:{t}" for t in change.tests]
-    return sorted(set(names))
-
-
-def facts(tree: Mapping[str, str], names: Iterable[str],
-          restore: Mapping[str, str | None] | None = None) -> dict[str, str]:
-    """The premises' values on ``tree``; ``restore`` (path -> before-image) first puts the
-    change's own landed files back, so its own landing is not "the world moved"."""
-    if restore:
-        tree = {**tree, **{p: t for p, t in restore.items() if t is not None}}
-        tree = {p: t for p, t in tree.items() if restore.get(p, "") is not None}
-    out = {}
-    for name in names:
-        kind, _, arg = name.partition(":")
-        if kind == "def":
-            out[name] = symbols.symbol_digest(tree, arg)
-        elif kind == "new":
-            out[name] = symbols.symbol_digest(tree, arg)
-        else:
-            out[name] = file_digest(tree.get(arg))
-    return out
-
-
-def own_landed(tree: Mapping[str, str], change: Change,
-               befores: Mapping[str, str | None]) -> dict[str, str | None]:
-    """The change's files that are at their after-image now, mapped to their before-images."""
-    return {w.path: befores[w.path] for w in change.writes
-            if w.path in befores and file_digest(tree.get(w.path)) == file_digest(w.after)
-            and w.before != file_digest(w.after)}
-
-
-def revert(current: str | None, before: str | None, after: str | None) -> str | None:
-    """Undo one file's change on its current text: the before-image when nobody touched the
-    file since; otherwise put back (or remove) only the definitions the change altered, so
-    later edits by others to the rest of the file survive."""
-    if file_digest(current) == file_digest(after) or current is None:
-        return before
-    old, cur = symbols.definitions(before or "") or {}, symbols.definitions(current)
-    if cur is None:
-        return before
-    lines = current.splitlines(keepends=True)
-    spans = []
-    for name in symbols.changed_names(before, after):
-        for node in cur.get(name, []):
-            start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
-            text = "".join(ast.get_source_segment(before or "", d) or "" for d in old.get(name, []))
-            spans.append((start - 1, node.end_lineno or node.lineno, text))
-    for start, end, text in sorted(spans, reverse=True):
-        lines[start:end] = [text + "\n"] if text else []
-    return "".join(lines)
 
 
 # ---------------------------------------------------------------- durable file operations

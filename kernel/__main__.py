@@ -2,7 +2,8 @@
 
 Prints the verdict and the first divergence in one sentence. Exit status: 0 valid,
 1 invalid, 2 unknown, 254 bad usage (missing file, unreadable history). This module is the
-only part of the package that reads files; the kernel itself stays pure.
+only part of the package that reads files; the kernel itself stays pure. A journal line
+longer than ``kernel.journal.MAX_LINE`` bytes stops the reading there (exit 1).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from kernel.errors import JournalError, KernelError
-from kernel.journal import decode, render
+from kernel.journal import MAX_LINE, decode, render
 from kernel.oracle import check, target_records
 
 EXIT = {True: 0, False: 1, "unknown": 2}
@@ -60,6 +61,33 @@ def _read(path: str, what: str) -> str:
     except JournalError as exc:
         print("valid: false")
         print(f"{what}: {exc}")
+        sys.exit(EXIT[False])
+
+
+def _read_journal(path: str) -> str:
+    """The journal's text, read line by line and never more than MAX_LINE + 1 bytes of a
+    line at a time: a longer line stops the reading (one line, exit 1). Only a first line
+    that may be a whole JSON document (an array of entries, a simulator trace) is read on."""
+    parts: list[bytes] = []
+    try:
+        with open(path, "rb") as f:
+            while line := f.readline(MAX_LINE + 1):
+                if len(line) > MAX_LINE and not line.endswith(b"\n"):
+                    if parts or line[:1] not in (b"[", b"{"):
+                        print("valid: false")
+                        print(f"line {len(parts) + 1}: longer than the limit of "
+                              f"{MAX_LINE:,} bytes for a journal line")
+                        sys.exit(EXIT[False])
+                    line += f.read()  # perhaps one JSON document: _as_lines decides
+                parts.append(line)
+    except OSError as exc:
+        print(f"python -m kernel: cannot read journal {path}: {exc.strerror}", file=sys.stderr)
+        sys.exit(BAD_USAGE)
+    try:
+        return decode(b"".join(parts))
+    except JournalError as exc:
+        print("valid: false")
+        print(f"journal: {exc}")
         sys.exit(EXIT[False])
 
 
@@ -124,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
     args = _parser().parse_args(argv)
-    text = _as_lines(_read(args.journal, "journal"))
+    text = _as_lines(_read_journal(args.journal))
     history = _history(args.history) if args.history else None
     now = args.now if args.now is not None else time.time_ns() // 1_000_000
     verdict = check(text, history, complete=args.complete, now=now)

@@ -719,9 +719,11 @@ def _unit_refusal_cause(bus: Bus, u: Unit, e: Entry) -> bool:
     if reason == "over_budget":
         b = u.budget()
         return b is not None and bus.reserved(b) + u.cost() > bus.caps.get(b, 0)
-    if reason == "read_overlap_moved":
+    if reason == "read_overlap_moved":  # refused at admission: the overlaps of that instant
+        overlaps = u.overlaps if u.admitted is not None else tuple(
+            h.fx.eid for h in bus.holders(u.spec.get("reads") or (), u.fx.eid, ts))
         return any(bus.units[o].sent is not None and not bus.units[o].released
-                   for o in u.overlaps)
+                   for o in overlaps)
     plan, version = u.spec.get("plan"), int(u.spec.get("plan_version") or 0)
     return isinstance(plan, str) and version < bus.plans.get(plan, 0)
 
@@ -820,6 +822,15 @@ def check_coordination(entries: Sequence[Entry], history: Sequence[Record] | Non
     if bus.units:
         _spent(bus, history, out)
         _fenced_writes(bus, history, out)
+
+
+def check_units(entries: Sequence[Entry],
+                history: Sequence[Record] | None = None) -> list[Violation]:
+    """The coordination judges alone: G1, G2, G5, G6 (limited), G7, G8 (and K10 for a unit
+    refused for a check that held); a journal without coordinated units yields nothing."""
+    out = Report()
+    check_coordination(entries, history, out)
+    return out.violations()
 
 
 def check(entries: Sequence[Entry], history: Sequence[Record] | None = None,

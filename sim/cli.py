@@ -245,7 +245,9 @@ def stages(args: argparse.Namespace, out: Path, pool: Any, rows: list[dict[str, 
     return 1 if kernel_bad else 0
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, open_repo: Any = None) -> int:
+    """``open_repo``: the real repository target for ``--coding`` (run_all.py hands in
+    ``gate.repo.Repo``; sim/ may not import gate/)."""
     args = parser().parse_args(argv)
     try:
         check(args)
@@ -257,7 +259,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.coding:
             from sim.coding.__main__ import main as coding
             return coding(["--out", str(Path(args.out) / "coding"), "--cases", str(args.cases),
-                           "--seed", str(args.seed), "--jobs", str(args.jobs), "--real"]) or 0
+                           "--seed", str(args.seed), "--jobs", str(args.jobs), "--real"],
+                          open_repo) or 0
         return generate(args)
     except UsageError as exc:
         print(f"run_all.py: error: {exc}", file=sys.stderr)

@@ -37,8 +37,9 @@ def entries_of(run: Any) -> list[dict[str, Any]]:
     return [e for e in run.disk.entries if e is not None]
 
 
-def receipt_faults(run: Any) -> list[str]:
+def receipt_faults(run: Any, entries: list[dict[str, Any]] | None = None) -> list[str]:
     """Ground truth against the receipts the kernel reported: honesty and resolution."""
+    entries = entries_of(run) if entries is None else entries
     applied = run.target.by_effect
     out = []
     for r in run.receipts:
@@ -48,10 +49,10 @@ def receipt_faults(run: Any) -> list[str]:
             out.append("dishonest_receipt")
         if r["final"] is None:
             out.append("unresolved")
-    proposed = {e["effect_id"] for e in entries_of(run) if e["kind"] == "PROPOSED"}
+    proposed = {e["effect_id"] for e in entries if e["kind"] == "PROPOSED"}
     if proposed - {r["effect_id"] for r in run.receipts}:
         out.append("unresolved")  # an effect of the journal without any receipt
-    payloads = [e["payload"] for e in entries_of(run) if e["kind"] == "PROPOSED"]
+    payloads = [e["payload"] for e in entries if e["kind"] == "PROPOSED"]
     for job in run.jobs:
         if job.done and job.payload not in payloads and job.outcome != "conflicting_payload":
             out.append("conflict_not_refused")  # answered as if its own payload were in hand
@@ -103,10 +104,10 @@ def spec_fault(entries: list[dict[str, Any]]) -> str | None:
     return None if result.ok else result.explanation
 
 
-def judge(run: Any) -> dict[str, Any]:
+def judge(run: Any, entries: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """The three verdicts of a kernel run and which judges caught something."""
-    entries = entries_of(run)
-    ground = sorted(set(receipt_faults(run)) | set(send_faults(run)))
+    entries = entries_of(run) if entries is None else entries
+    ground = sorted(set(receipt_faults(run, entries)) | set(send_faults(run)))
     inv = invariant_faults(entries, run.history)
     spec = spec_fault(entries)
     caught = [name for name, bad in zip(JUDGES, (ground, inv, spec)) if bad]

@@ -55,7 +55,7 @@ def kernel_view(run: Any) -> dict[str, Any]:
     """Journal, receipts, outcome counts and the independent judges' verdicts."""
     entries = judge.entries_of(run)
     finals = Counter(r["final"] for r in run.receipts)
-    verdict = judge.judge(run)
+    verdict = judge.judge(run, entries)
     return {"entries": entries, "receipts": run.receipts, "unresolved": finals[None],
             "ambiguous": finals["AMBIGUOUS"], "refused": finals["REFUSED"],
             "committed": finals["COMMITTED"],

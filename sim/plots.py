@@ -2,13 +2,16 @@
 
 How it works. matplotlib with the Agg backend draws three figures from the sweep summary:
 the harm kinds per system and tier, a heat map of fault kind (counted where it took effect)
-against system, and the distribution of time to resolution (non-failing and failing apart).
-Metadata that would vary (dates, software version) is dropped and the SVG hash salt is
-fixed, so the same summary gives the same bytes.
+against system, and the distribution of time to resolution (non-failing and failing apart);
+and one from the coding sweep (``coding``): runs with each kind of harm per system, and runs
+with a change refused for no reason per system, as counts. Metadata that would vary (dates,
+software version) is dropped and the SVG hash salt is fixed, so the same summary gives the
+same bytes.
 """
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -16,12 +19,14 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from faults.systems import SYSTEM_NAMES  # noqa: E402
 from sim.tiers import TIER_NAMES  # noqa: E402
 
 COLORS = {"naive": "#c0392b", "idempotency": "#e67e22", "durable": "#8e44ad",
-          "kernel": "#27ae60"}
+          "kernel": "#27ae60", "advisory": "#e67e22", "filehash": "#8e44ad",
+          "symbol": "#2980b9"}
 
 
 def save(fig: Any, out: Path, name: str) -> None:
@@ -138,3 +143,64 @@ def write(out: Path, rows: list[dict[str, Any]], summary: dict[str, Any]) -> Non
     violations(out, summary)
     heatmap(out, summary)
     resolution(out, summary)
+
+
+CODING_HARMS = {  # the coding judge's harm kinds, as the plot's axis names them
+    "broken_tree": "tree fails\nits tests", "implemented_twice": "symbol\nimplemented twice",
+    "test_edited": "reference\ntest edited", "revoked_lease_write": "landed under\na revoked lease",
+    "superseded_plan_write": "landed under a\nsuperseded plan",
+    "stale_owner_write": "stale owner's\nwrite landed", "over_budget": "budget\noverrun",
+    "dishonest": "receipt says\notherwise", "unresolved": "unit\nleft open",
+    "journal_breach": "journal\nbreaks G1-G8", "driver_error": "driver\nerror"}
+
+
+def _counted(ax: Any, bars: Any, counts: list[int], size: float) -> None:
+    for bar, n in zip(bars, counts, strict=True):
+        ax.annotate(str(n), (bar.get_x() + bar.get_width() / 2, n), xytext=(0, 1.5),
+                    textcoords="offset points", ha="center", va="bottom", fontsize=size,
+                    rotation=90 if size < 7 else 0)
+
+
+def coding_figure(summary: dict[str, Any], systems: tuple[str, ...],
+                  labels: dict[str, str]) -> Any:
+    """Left: runs with each kind of harm (the kinds some system shows), one bar per system,
+    the count on every bar; right: runs with a change refused for no reason, per system."""
+    table = summary["systems"]
+    kinds = [h for h in CODING_HARMS if any(table[s]["by_harm"].get(h) for s in systems)]
+    wide = max(4, len(kinds))
+    fig, (harm, lost) = plt.subplots(1, 2, figsize=(14, 4.8),
+                                     gridspec_kw={"width_ratios": [wide, 2]})
+    width = 0.8 / len(systems)
+    top = 1
+    for i, s in enumerate(systems):
+        counts = [table[s]["by_harm"].get(h, 0) for h in kinds]
+        xs = [j + (i - (len(systems) - 1) / 2) * width for j in range(len(kinds))]
+        _counted(harm, harm.bar(xs, counts, width, label=labels[s], color=COLORS[s]), counts, 6)
+        top = max([top, *counts])
+    harm.set_xticks(range(len(kinds)), [CODING_HARMS[h] for h in kinds], fontsize=7)
+    harm.set_ylim(0, top * 1.3)
+    harm.set_ylabel(f"runs with this harm (of {summary['cases']})")
+    harm.legend(fontsize=7, loc="upper center", ncol=len(systems))
+    none = [CODING_HARMS[h].replace("\n", " ") for h in CODING_HARMS if h not in kinds]
+    title = "Harm by kind" + (f" (none in any system: {', '.join(none)})" if none else "")
+    harm.set_title(textwrap.fill(title, 14 * wide), fontsize=8)
+    counts = [table[s]["lost_availability"] for s in systems]
+    bars = lost.bar(range(len(systems)), counts, color=[COLORS[s] for s in systems], alpha=0.7)
+    _counted(lost, bars, counts, 7)
+    lost.set_xticks(range(len(systems)), [textwrap.fill(labels[s], 9) for s in systems],
+                    fontsize=7)
+    lost.set_ylim(0, max([1, *counts]) * 1.2)
+    lost.set_title("Availability lost: runs that refused\na change that would have been correct",
+                   fontsize=8)
+    for ax in (harm, lost):
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    fig.suptitle(f"Coding agents: {summary['cases']} seeded cases, every system")
+    fig.tight_layout()
+    return fig
+
+
+def coding(out: Path, summary: dict[str, Any], systems: tuple[str, ...],
+           labels: dict[str, str]) -> None:
+    """``coding_harm_by_system.png/svg`` from the coding sweep's summary."""
+    if summary["cases"]:
+        save(coding_figure(summary, systems, labels), out, "coding_harm_by_system")

@@ -112,8 +112,11 @@ def tasks(first: int, cases: int, world: str | None = None,
         yield start, min(size, first + cases - start), world, systems
 
 
+_encode = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
+
+
 def line(rec: dict[str, Any]) -> str:
-    return json.dumps(rec, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n"
+    return _encode(rec) + "\n"
 
 
 def replay_command(seed: int, system: str, tier: str, world: str | None = None) -> str:

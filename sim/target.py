@@ -39,6 +39,8 @@ class Request:
     first: bool = False  # the run's first request (the one a slow send delays)
     arrived_at: int | None = None  # when it reached the target (None: still out, or lost)
     accepted: bool = False  # the target took it (applied or answered by key), not dropped
+    worker: int = 0  # traces: the number of the worker that sent it (sim.world.Node.number)
+    msg: int = 0  # traces: the message's number in the run (pairs send, arrival and answer)
 
 
 @dataclass(frozen=True, slots=True)

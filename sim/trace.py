@@ -128,7 +128,9 @@ def timeline(doc: dict[str, Any]) -> str:
     lines = [f"{doc['id']}  seed {doc['seed']}  plan: {doc['plan_summary']}"]
     for e in doc["events"]:
         state = f"  [{e['state']}]" if "state" in e else ""
-        lines.append(f"{e['t']:>9} ms  {e['actor']:<8} {e['label']}{state}")
+        worker = (e.get("details") or {}).get("worker")
+        who = e["actor"] + (f" w{worker}" if worker is not None else "")
+        lines.append(f"{e['t']:>9} ms  {who:<11} {e['label']}{state}")
     lines.append(f"refunded ${doc['refunded']} of ${doc['approved']} approved; "
                  f"outcome {doc['outcome']}; verdict {doc['verdict']}"
                  + (f" ({', '.join(doc['reasons'])})" if doc["reasons"] else ""))

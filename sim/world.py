@@ -24,13 +24,14 @@ floors count these, not the plan.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import random
 from collections.abc import Callable, Generator
 from typing import Any
 
 import simpy
-from simpy.events import Initialize
+from simpy.events import NORMAL, Initialize
 
 from faults.plans import DEDUP_WINDOW, SEND_TIMEOUT, FaultPlan
 from faults.systems import DISPATCH_DELAY, LEASE_ID
@@ -49,9 +50,8 @@ class Run:
     def __init__(self, plan: FaultPlan, system: Any, tier: str, seed: int,
                  trace: bool = False, scenario: type[Scenario] = RefundStory) -> None:
         self.env = simpy.Environment()
-        root = random.Random(seed)
-        self.net_rng = random.Random(root.getrandbits(64))
-        self.disk_rng = random.Random(root.getrandbits(64))
+        self._net_rng: random.Random | None = None  # made on first use (most runs never do)
+        self._disk_rng: random.Random | None = None
         self.plan, self.system, self.tier, self.seed = plan, system, tier, seed
         self.caps = capabilities(tier, plan.lookup_lag)
         if plan.declares_no_bound:  # the kernel is told: waiting out a claim proves nothing
@@ -73,6 +73,7 @@ class Run:
         self.armed = plan.crash  # the crash point that will kill the live generation
         self.outages: list[list[int | None]] = []  # [crashed at, restarted at]
         self.requests = 0
+        self.messages = 0  # traced runs: sends and lookups numbered, so each arrow is exact
         self.alerts: list[str] = []
         self.errors: list[str] = []
         self.effect_state: str | None = None  # traced kernel runs: the effect's state now
@@ -80,6 +81,18 @@ class Run:
         self.took: set[str] = set()  # fault kinds that took effect (coverage)
         self.recoverers_seen: dict[str, set[int]] = {}  # effect id -> recovering node indexes
         self.receipts: list[Any] = []  # what the system under test reports at the end
+
+    @property
+    def net_rng(self) -> random.Random:
+        if self._net_rng is None:
+            self._net_rng = random.Random(streams(self.seed)[0])
+        return self._net_rng
+
+    @property
+    def disk_rng(self) -> random.Random:
+        if self._disk_rng is None:
+            self._disk_rng = random.Random(streams(self.seed)[1])
+        return self._disk_rng
 
     # ---------------------------------------------------------------- running
 
@@ -96,7 +109,8 @@ class Run:
         return self
 
     def at(self, delay: int, fn: Callable[..., Any], *args: Any) -> None:
-        self.env.timeout(delay).callbacks.append(lambda _: fn(*args))
+        """Call ``fn(*args)`` ``delay`` ms from now, ordered as a SimPy timeout made now."""
+        self.env.schedule(Call(lambda _: fn(*args)), NORMAL, check_delay(delay))
 
     @property
     def now(self) -> int:
@@ -122,7 +136,8 @@ class Run:
         job.arrived = True
         if job.kind in ("duplicate", "conflicting"):
             self.took.add("duplicate submit" if job.kind == "duplicate" else "conflicting payload")
-        self.log("agent", "submit", f"job {job.id} submitted ({job.kind})", job=job.id)
+        if self.events is not None:
+            self.log("agent", "submit", f"job {job.id} submitted ({job.kind})", job=job.id)
         live = self.live()
         if live:
             live[0].spawn(self.system.handle(live[0], job, False))
@@ -168,7 +183,7 @@ class Run:
             self.effect_state = durable_state(self.disk.entries)
         self.log("world", "crash", "worker crashes: volatile state lost"
                  + (" (during recovery)" if self.generation else ""),
-                 **({"torn": torn} if torn else {}))
+                 workers=[n.number for n in live], **({"torn": torn} if torn else {}))
         if self.generation == 0:
             for name in self.plan.during_outage:
                 self.at(self.plan.outage // 2, self.world_event, name, "during outage")
@@ -189,11 +204,13 @@ class Run:
         self.armed = self.plan.recrash if self.generation == 1 else None
         self.outages[-1][1] = self.now
         jobs = [j for j in self.jobs if j.arrived and not j.done]
-        self.log("world", "restart", f"{self.plan.recoverers} worker(s) restart",
-                 jobs=[j.id for j in jobs])
+        fresh = []
         for index in range(self.plan.recoverers):
-            node = Node(self, self.generation, index)
-            self.nodes.append(node)
+            fresh.append(Node(self, self.generation, index))
+            self.nodes.append(fresh[-1])
+        self.log("world", "restart", f"{self.plan.recoverers} worker(s) restart",
+                 jobs=[j.id for j in jobs], workers=[n.number for n in fresh])
+        for node in fresh:
             node.spawn(self.system.restart(node, jobs))
 
     # ---------------------------------------------------------------- network and target
@@ -215,7 +232,8 @@ class Run:
         delay = self.latency() + (self.plan.slow_send if first else 0)
         if self.plan.in_flight == "bounded" and delay > MAX_DELIVERY:
             self.took.add("delivery bound")
-            self.log("network", "lost", "the request is lost (delivery is bounded)")
+            self.log("network", "lost", "the request is lost (delivery is bounded)",
+                     msg=req.msg)
             return
         self.at(delay, self.reach_target, req, first)
 
@@ -244,7 +262,7 @@ class Run:
             self.reach("after_apply", req.generation)
         if first and self.plan.ack_lost:
             self.took.add("ack lost")
-            self.log("network", "lost", "the answer is lost on the way back")
+            self.log("network", "lost", "the answer is lost on the way back", msg=req.msg)
             return
         delay = self.latency() + (self.plan.late_ack if first else 0)
         self.at(delay, req.reply, resp)
@@ -255,19 +273,23 @@ class Run:
             else "key"
         if resp is None:
             self.log("target", "dropped", f"{what} ({who}) arrived after its deadline: dropped",
-                     deadline=req.deadline)
+                     deadline=req.deadline, msg=req.msg, sender=req.worker)
         elif resp.kind == "applied":
             self.log("target", "applied", f"{what} applied ({who})", key=req.key,
-                     **self.story.metrics())
+                     msg=req.msg, sender=req.worker, **self.story.metrics())
         else:
-            self.log("target", resp.kind, f"{what} ({who}) {resp.kind} by key", key=req.key)
+            self.log("target", resp.kind, f"{what} ({who}) {resp.kind} by key", key=req.key,
+                     msg=req.msg, sender=req.worker)
 
-    def lookup(self, node: Node, effect_id: str, done: simpy.Event) -> None:
+    def lookup(self, node: Node, effect_id: str, done: simpy.Event, msg: int = 0) -> None:
         def answer() -> None:
             found = self.target.lookup(effect_id, self.now)
             if self.target.lag_matters(effect_id, self.now):
                 self.took.add("lookup lag")
-            self.log("target", "lookup", f"lookup by effect id: {'found' if found else 'absent'}")
+            if self.events is not None:
+                self.log("target", "lookup",
+                         f"lookup by effect id: {'found' if found else 'absent'}",
+                         msg=msg, sender=node.number)
             self.at(self.latency(), lambda: node.alive and done.succeed(found))
         self.at(self.latency(), answer)
 
@@ -285,10 +307,14 @@ class Run:
 
 
 class Node:
-    """One incarnation of a worker: what a system under test may touch."""
+    """One incarnation of a worker: what a system under test may touch.
+
+    ``number`` names it in traces (1 = the first worker, then each restarted one in order of
+    creation); every event it logs carries it as ``details.worker``."""
 
     def __init__(self, run: Run, generation: int, index: int) -> None:
         self.run = run
+        self.number = len(run.nodes) + 1
         self.env = run.env
         self.generation = generation
         self.index = index
@@ -301,12 +327,17 @@ class Node:
         self.disk = run.disk
         self.plan = run.plan
         self.memory: dict[str, Any] = {}  # the system's volatile state, lost at a crash
-        self.log = run.log
         self.tracing = run.events is not None
 
     @property
     def now(self) -> int:
         return int(self.env.now)
+
+    def log(self, actor: str, kind: str, label: str, state: str | None = None,
+            **details: Any) -> None:
+        """An event this worker caused (``Run.log`` with ``worker``)."""
+        if self.tracing:
+            self.run.log(actor, kind, label, state, worker=self.number, **details)
 
     def spawn(self, gen: Generator[Any, Any, Any]) -> None:
         self.procs.append(self.env.process(self._guard(gen)))
@@ -336,8 +367,9 @@ class Node:
         job.payload = payload
         if payload.get("amount", job.amount) != job.amount:
             self.run.took.add("model re-decides")
-        self.log("agent", "decide", f"model decides: {self.story.describe(payload)}"
-                 + (" (re-run)" if rerun else ""), job=job.id, payload=payload)
+        if self.tracing:
+            self.log("agent", "decide", f"model decides: {self.story.describe(payload)}"
+                     + (" (re-run)" if rerun else ""), job=job.id, payload=payload)
         return payload
 
     def lease(self) -> Lease:
@@ -350,7 +382,8 @@ class Node:
         if not self.alive or job.done:
             return
         job.done, job.outcome, job.done_at = True, outcome, self.now
-        self.log("agent", "answer", f"job {job.id}: {outcome}", job=job.id)
+        if self.tracing:
+            self.log("agent", "answer", f"job {job.id}: {outcome}", job=job.id)
 
     def call(self, key: str | None, payload: dict[str, Any], *,
              digest: str | None = None, deadline: int | None = None,
@@ -364,16 +397,17 @@ class Node:
                       decision=decision, sent_at=self.now,
                       lease_live=run.lease_revoked_at is None,
                       premises_hold=story.premises_hold(decision), deadline=deadline,
-                      effect_id=effect_id, attempt=attempt)
+                      effect_id=effect_id, attempt=attempt, worker=self.number)
         done = self.env.event()
 
         def reply(resp: Response) -> None:
             if req.first and run.plan.late_ack and (not self.alive or done.triggered):
                 run.took.add("late ack")  # the delayed answer came after the timeout or crash
             if not self.alive:
-                run.log("network", "undelivered", "an answer reaches a dead worker")
+                self.log("network", "undelivered", "an answer reaches a dead worker", msg=req.msg)
                 return
-            run.log("network", "answer", f"answer arrives: {resp.kind}")
+            if self.tracing:
+                self.log("network", "answer", f"answer arrives: {resp.kind}", msg=req.msg)
             if on_answer is not None:
                 on_answer(resp)
             if not done.triggered:
@@ -385,11 +419,13 @@ class Node:
 
         req.reply = reply
         if self.tracing:
+            run.messages += 1
+            req.msg = run.messages
             label = f"send {story.describe(payload)}" + \
                 (f" key {key[:12]}" if key else " (no key)")
-            run.log("network", "send", label, attempt=attempt, deadline=deadline)
+            self.log("network", "send", label, attempt=attempt, deadline=deadline, msg=req.msg)
         run.transmit(req)
-        self.env.timeout(timeout).callbacks.append(expire)
+        self.env.schedule(Call(expire), NORMAL, check_delay(timeout))
         if self.reach("sent"):
             return self.halt()
         return done
@@ -397,9 +433,30 @@ class Node:
     def query(self, effect_id: str) -> simpy.Event:
         """Ask the target whether the effect landed; the event fires with True/False."""
         done = self.env.event()
-        self.log("network", "query", "lookup by effect id sent")
-        self.run.lookup(self, effect_id, done)
+        msg = 0
+        if self.tracing:
+            self.run.messages += 1
+            msg = self.run.messages
+        self.log("network", "query", "lookup by effect id sent", msg=msg)
+        self.run.lookup(self, effect_id, done, msg)
         return done
+
+
+class Call:
+    """A timed call in SimPy's queue: what ``env.step`` reads of an event (its callbacks, and
+    ``_ok``) and nothing else, so it costs less than a ``Timeout`` no process waits for."""
+
+    __slots__ = ("callbacks", "_ok")
+
+    def __init__(self, callback: Callable[[Any], Any]) -> None:
+        self.callbacks = [callback]
+        self._ok = True
+
+
+def check_delay(delay: int) -> int:
+    if delay < 0:
+        raise ValueError(f"Negative delay {delay}")
+    return delay
 
 
 def true_capabilities(declared: Capabilities, breaks: str | None) -> Capabilities:
@@ -422,10 +479,31 @@ def crash_kind(point: str, generation: int) -> str:
     return CRASH_KINDS[point] if generation == 0 else "crash during recovery"
 
 
+_plain_encode = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
+_spelled: dict[tuple[tuple[str, Any], ...], str] = {}  # flat payloads already spelled
+
+
 def plain_digest(payload: dict[str, Any]) -> str:
     """What a baseline's request parameters are compared by (the kernel sends its own
-    payload digest): any stable spelling of the parameters will do."""
-    return json.dumps(payload, sort_keys=True, separators=(",", ":"))
+    payload digest): any stable spelling of the parameters will do. A flat payload of
+    strings and integers (the refund's) is spelled once and remembered."""
+    if not all(type(v) is int or type(v) is str for v in payload.values()):
+        return _plain_encode(payload)
+    key = tuple(payload.items())
+    text = _spelled.get(key)
+    if text is None:
+        if len(_spelled) >= 10_000:
+            _spelled.clear()  # bounded
+        text = _spelled[key] = _plain_encode(payload)
+    return text
+
+
+@functools.lru_cache(maxsize=4)
+def streams(seed: int) -> tuple[int, int]:
+    """The seeds of a run's network and disk streams, split from the run's seed (every run
+    of a case has the same seed, so this is computed once per case)."""
+    root = random.Random(seed)
+    return root.getrandbits(64), root.getrandbits(64)
 
 
 def durable_state(entries: list[Any]) -> str | None:

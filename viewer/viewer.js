@@ -66,7 +66,7 @@
     "lease revoked during outage": "While the worker is down, its lease is revoked.",
     "key expired before recovery": "The worker stays down longer than the target's dedup window.",
     "recovery racing a slow send": "The first request is slow; recovery must not race it.",
-    "two workers recovering at once": "Two restarted workers find the same open effect.",
+    "two workers recovering": "Two restarted workers find the same open effect.",
     "lookup lag at tier 2": "A landed refund stays invisible to lookups for a while.",
     "torn journal write": "The crash tears the journal's last line.",
   };
@@ -333,7 +333,9 @@
                                      "font-weight": 700, fill: dark ? C.ink : "#fff" }, txt));
     }
     g.appendChild(inner);
-    g.appendChild(sv("title", {}, "t = " + ms(ev.t) + " \u00b7 " + a + " \u00b7 " + ev.label));
+    g.appendChild(sv("title", {}, "t = " + ms(ev.t) + " \u00b7 " + a +
+                           (workerOf(ev) !== undefined ? " (worker " + workerOf(ev) + ")" : "") +
+                           " \u00b7 " + ev.label));
     return g;
   }
 
@@ -543,13 +545,36 @@
 
   // ------------------------------------------------------------------ the shared time axis
 
-  function lanesOf(run) {
-    const workers = new Set();
+  // one lane per worker: its steps, the journal entries it appends, its sends and the answers
+  // it gets (details.worker, from sim.world.Node); the agent (the model and the caller), the
+  // target and the world keep their lanes; the whole shared journal is on the journal card
+  const WORKER_ACTORS = ["kernel", "journal", "network"];
+  function workerOf(ev) {
+    const w = ev.worker !== undefined ? ev.worker : (ev.details || {}).worker;
+    return w === undefined || w === null ? undefined : Number(w);
+  }
+  function workersOf(run) {
+    if (run._workers) return run._workers;
+    const role = {}, seen = new Set();
+    let restarts = 0;
     for (const ev of run.events) {
-      const w = ev.worker !== undefined ? ev.worker : (ev.details || {}).worker;
-      if (w !== undefined && ev.actor === "kernel") workers.add(w);
+      const w = workerOf(ev);
+      if (w !== undefined) seen.add(w);
+      if (ev.actor === "world" && ev.kind === "restart") {
+        restarts += 1;
+        for (const n of (ev.details || {}).workers || []) {
+          seen.add(Number(n));
+          role[Number(n)] = restarts === 1 ? "recovery" : "recovery " + restarts;
+        }
+      }
     }
-    if (workers.size < 2) {
+    Object.defineProperty(run, "_workers", { value: { list: [...seen].sort((a, b) => a - b), role },
+                                             enumerable: false, configurable: true });
+    return run._workers;
+  }
+  function lanesOf(run) {
+    const { list, role } = workersOf(run);
+    if (!list.length) {  // an older trace that does not say which worker did what
       const n = Math.max(1, ...run.events.filter((e) => e.actor === "world" && e.kind === "restart")
         .map((e) => Number((/^(\d+) worker/.exec(e.label || "") || [0, 1])[1])));
       return BASE_LANES.map((l) => ({ id: l[0], long: l[0] === "kernel" && n > 1 ?
@@ -557,21 +582,30 @@
         title: l[0] === "kernel" && n > 1 ? "this trace does not say which worker did what, " +
           "so the workers share this lane" : "" }));
     }
+    const left = (actor) => run.events.some((e) => e.actor === actor && workerOf(e) === undefined);
     const out = [];
     for (const l of BASE_LANES) {
+      if ((l[0] === "network" || l[0] === "journal") && !left(l[0])) continue;
       if (l[0] !== "kernel") { out.push({ id: l[0], long: l[1], short: l[2] }); continue; }
-      for (const w of [...workers].sort()) {
-        out.push({ id: "kernel#" + w, long: "worker " + w, short: "wkr " + w });
+      for (const w of list) {
+        const r = role[w];
+        out.push({ id: "worker#" + w, worker: w, long: "worker " + w + (r ? " (" + r + ")" : ""),
+                   short: "wkr " + w + (r ? " \u21bb" : ""),
+                   title: r ? "worker " + w + " started at a restart (" + r + ")" :
+                     "the first worker" });
       }
     }
     return out;
   }
   function laneId(ev, lanes) {
-    const w = ev.worker !== undefined ? ev.worker : (ev.details || {}).worker;
-    if (ev.actor === "kernel" && w !== undefined && lanes.some((l) => l.id === "kernel#" + w)) {
-      return "kernel#" + w;
+    const w = workerOf(ev);
+    if (WORKER_ACTORS.includes(ev.actor) && w !== undefined) {
+      const id = "worker#" + w;
+      if (lanes.some((l) => l.id === id)) return id;
     }
-    return lanes.some((l) => l.id === ev.actor) ? ev.actor : lanes.find((l) => /^kernel/.test(l.id)).id;
+    if (lanes.some((l) => l.id === ev.actor)) return ev.actor;
+    const any = lanes.find((l) => /^(worker#|kernel)/.test(l.id));
+    return any ? any.id : lanes[0].id;
   }
 
   // one slot per distinct instant; to scale for short hops, cut short for long waits
@@ -616,7 +650,8 @@
   function view() {
     const tl = panels.length ? panels[0].tl : null;
     const W = Math.max(220, (tl && tl.clientWidth) || ($("runs").clientWidth - 26) || 600);
-    const gutter = window.innerWidth < 600 ? 52 : 104;
+    const longest = Math.max(0, ...shown.flatMap((r) => lanesOf(r).map((l) => l.long.length)));
+    const gutter = window.innerWidth < 600 ? 52 : Math.min(150, Math.max(104, 12 + 6.3 * longest));
     const avail = Math.max(120, W - gutter - 6);
     const fit = Math.min(1.6, avail / Math.max(1, axis.width));
     const k = fit * S.zoom;
@@ -681,7 +716,7 @@
     const run = p.run, lanes = lanesOf(run), narrow = window.innerWidth < 600;
     const H = G.top + lanes.length * G.laneH + 16, W = v.W;
     const svg = sv("svg", { width: W, height: H, role: "img", class: "tlsvg",
-                            "aria-label": "Timeline of " + run.id + ", one lane per actor" });
+                            "aria-label": "Timeline of " + run.id + ", one lane per actor and per worker" });
     const clipId = "clip-" + p.r;
     const defs = sv("defs");
     const clip = sv("clipPath", { id: clipId });
@@ -701,10 +736,11 @@
     lanes.forEach((l, i) => {
       const y = G.top + i * G.laneH;
       laneY[l.id] = y + G.laneH / 2;
-      svg.appendChild(sv("rect", { x: 0, y, width: W, height: G.laneH,
-                                   fill: i % 2 ? "#f6f5f1" : "#ffffff" }));
+      svg.appendChild(sv("rect", { x: 0, y, width: W, height: G.laneH, class: "lane",
+                                   "data-lane": l.id, fill: i % 2 ? "#f6f5f1" : "#ffffff" }));
       const lab = sv("text", { x: 4, y: y + G.laneH / 2 + 4, "font-size": narrow ? 10 : 11.5,
-                               fill: C.ink }, narrow ? l.short : l.long);
+                               fill: C.ink, class: "lane-label", "data-lane": l.id },
+                     narrow ? l.short : l.long);
       if (l.title) lab.appendChild(sv("title", {}, l.title));
       svg.appendChild(lab);
     });
@@ -719,7 +755,8 @@
       const j = seen[key] = (seen[key] === undefined ? 0 : seen[key] + 1);
       return s.x + G.unit / 2 + j * G.unit;
     });
-    p.ys = run.events.map((ev) => laneY[laneId(ev, lanes)]);
+    p.lanes = run.events.map((ev) => laneId(ev, lanes));
+    p.ys = p.lanes.map((id) => laneY[id]);
     drawBands(p, plot, v, H);
     drawTicks(plot, v, H);
     drawArrows(p, plot, v);
@@ -733,6 +770,7 @@
       g.setAttribute("transform", "translate(" + eventX(p, i, v) + "," + p.ys[i] + ")");
       g.setAttribute("visibility", "hidden");
       g.setAttribute("data-i", i);
+      g.setAttribute("data-lane", p.lanes[i]);
       g.setAttribute("tabindex", "-1");
       g.classList.add("clickable");
       g.addEventListener("click", (e) => { e.stopPropagation(); inspectEvent(p, i); });
@@ -796,7 +834,8 @@
     }
   }
 
-  // send -> target -> answer, paired by attempt where the trace says it, else in order
+  // send -> target -> answer: paired by message number (details.msg) where the trace gives it,
+  // else by attempt and order
   function messages(run) {
     const ev = run.events, used = new Set(), out = [];
     const TGT = ["applied", "deduplicated", "conflict", "dropped"];
@@ -805,17 +844,20 @@
       for (let j = from + 1; j < ev.length; j++) if (!used.has(j) && pred(ev[j])) { used.add(j); return j; }
       return -1;
     };
+    const msgOf = (x) => (x.details || {}).msg;
     ev.forEach((e, i) => {
       if (e.actor !== "network" || (e.kind !== "send" && e.kind !== "query")) return;
-      const att = (e.details || {}).attempt;
-      const hit = e.kind === "query" ? find(i, (x) => x.actor === "target" && x.kind === "lookup")
-        : find(i, (x) => x.actor === "target" && TGT.includes(x.kind) &&
-               (att === undefined || !/attempt \d+/.test(x.label) ||
+      const m = msgOf(e), att = (e.details || {}).attempt;
+      const same = (x) => m === undefined || msgOf(x) === m;
+      const hit = e.kind === "query" ?
+        find(i, (x) => x.actor === "target" && x.kind === "lookup" && same(x))
+        : find(i, (x) => x.actor === "target" && TGT.includes(x.kind) && same(x) &&
+               (m !== undefined || att === undefined || !/attempt \d+/.test(x.label) ||
                 new RegExp("attempt " + att + "\\b").test(x.label)));
       if (hit < 0) return;
       out.push([i, hit, false]);
-      if (ev[hit].kind === "dropped") return;
-      const back = find(hit, (x) => x.actor === "network" && BACK.includes(x.kind));
+      if (ev[hit].kind === "dropped" || (e.kind === "query" && m !== undefined)) return;
+      const back = find(hit, (x) => x.actor === "network" && BACK.includes(x.kind) && same(x));
       if (back >= 0) out.push([hit, back, ev[back].kind !== "answer"]);
     });
     return out;
@@ -827,7 +869,7 @@
       const line = sv("line", { x1: x1 + 4, y1: y1 + dy * 9, x2: x2 - 2, y2: y2 - dy * 10,
                                 stroke: "#555", "stroke-width": 1.3, "marker-end": "url(#arr-" + p.r + ")",
                                 "stroke-dasharray": lost ? "3 3" : "", visibility: "hidden",
-                                class: "msg" });
+                                class: "msg", "data-from": a, "data-to": b });
       g.appendChild(line);
       return { line, b };
     });
@@ -1040,7 +1082,8 @@
     p.now.textContent = "";
     if (last >= 0) {
       const ev = run.events[last];
-      p.now.appendChild(el("b", {}, "t = " + ms(ev.t) + " \u00b7 " + ev.actor + ": "));
+      p.now.appendChild(el("b", {}, "t = " + ms(ev.t) + " \u00b7 " + ev.actor +
+                           (workerOf(ev) !== undefined ? " (worker " + workerOf(ev) + ")" : "") + ": "));
       p.now.appendChild(document.createTextNode(ev.label));
       if (ev.state) p.now.appendChild(el("span", { class: "sub" }, "  (state " + ev.state + ")"));
     } else {
@@ -1074,7 +1117,7 @@
   function durableText(rec) {
     const bits = [rec.kind];
     if (rec.payload && rec.payload.amount !== undefined) bits.push("$" + rec.payload.amount);
-    if (rec.result !== undefined) bits.push("result " + JSON.stringify(rec.result));
+    if (rec.result !== undefined) bits.push(JSON.stringify(rec.result));
     if (rec.wf) bits.push(rec.wf);
     return bits.join("  ");
   }
@@ -1256,14 +1299,15 @@
 
   // ------------------------------------------------------------------ state diagram
 
-  const DIA = { colW: 138, rowH: 66, nodeW: 118, nodeH: 30, left: 14, top: 24 };
+  // compact enough to sit under the fault list (290 px wide) with the first screen to spare
+  const DIA = { colW: 138, rowH: 50, nodeW: 118, nodeH: 30, left: 14, top: 6, lastGap: 22 };
   let diagramParts = null;
   function buildDiagram() {
     const svg = $("diagram-svg"), d = D.diagram;
     const maxRank = Math.max(...d.nodes.map((x) => x.rank));
     const maxRow = Math.max(...d.nodes.map((x) => x.row));
     const W = DIA.left * 2 + (maxRow + 1) * DIA.colW;
-    const H = DIA.top + maxRank * DIA.rowH + 26 + DIA.nodeH + 16;
+    const H = DIA.top + maxRank * DIA.rowH + DIA.lastGap + DIA.nodeH + 16;
     svg.setAttribute("viewBox", "0 0 " + W + " " + H);
     svg.setAttribute("width", W);
     svg.setAttribute("height", H);
@@ -1279,12 +1323,13 @@
     const pos = {};
     for (const nd of d.nodes) {
       pos[nd.id] = { x: DIA.left + nd.row * DIA.colW,
-                     y: DIA.top + nd.rank * DIA.rowH + (nd.rank === maxRank ? 26 : 0), nd };
+                     y: DIA.top + nd.rank * DIA.rowH + (nd.rank === maxRank ? DIA.lastGap : 0), nd };
     }
     const pairs = {};
     for (const [a, ev, b] of d.edges) (pairs[a + ">" + b] = pairs[a + ">" + b] || { a, b, events: [] }).events.push(ev);
     const edges = {};
     let skips = 0;
+    const labels = {};  // curves that leave one state at one spot share one label
     for (const { a, b, events } of Object.values(pairs)) {
       const p = pos[a], q = pos[b];
       const cx1 = p.x + DIA.nodeW / 2, cx2 = q.x + DIA.nodeW / 2, y2 = q.y;
@@ -1303,8 +1348,17 @@
       }
       const g = sv("g", { class: "edge" });
       const line = sv("path", { d: path, fill: "none", stroke: "#777", "stroke-width": 1.5, "marker-end": "url(#arr)" });
-      g.append(line, sv("text", { x: lx, y: ly, "font-size": 10.5, "text-anchor": anchor, fill: C.ink,
-                                  "paint-order": "stroke", stroke: "#fff", "stroke-width": 3 }, events.join(" / ")));
+      g.appendChild(line);
+      const spot = lx + "," + ly, seen = labels[spot];
+      if (seen) {
+        for (const ev of events) if (!seen.events.includes(ev)) seen.events.push(ev);
+        seen.text.textContent = seen.events.join(" / ");
+      } else {
+        const text = sv("text", { x: lx, y: ly, "font-size": 10.5, "text-anchor": anchor, fill: C.ink,
+                                  "paint-order": "stroke", stroke: "#fff", "stroke-width": 3 }, events.join(" / "));
+        labels[spot] = { events: [...events], text };
+        g.appendChild(text);
+      }
       svg.appendChild(g);
       edges[a + ">" + b] = { line };
     }
@@ -1331,8 +1385,10 @@
     }
     const loops = Object.entries(d.self_loops || {}).map(([s, evs]) => s + ": " + evs.join(", ")).join("; ");
     $("diagram-note").textContent = "Drawn from " + d.source + " (" + d.edges.length +
-      " state changes), not by hand. Events the table accepts without a state change: " + loops +
-      ". Final states have rounded corners.";
+      " state changes), not by hand; final states have rounded corners.";
+    const still = el("details", { class: "keys" });
+    still.append(el("summary", {}, "events that change no state"), el("p", {}, loops + "."));
+    $("diagram").appendChild(still);
     diagramParts = { nodes, edges };
   }
   function renderDiagram(c) {
@@ -1361,7 +1417,7 @@
       part.line.setAttribute("marker-end", on ? "url(#arr-on)" : "url(#arr)");
     }
     $("diagram-svg").setAttribute("data-state", state || "");
-    $("diagram").querySelector("h2").textContent = "The kernel's state diagram" + (state ? " \u2014 now " + state : "");
+    $("diagram").querySelector("h2").textContent = "Kernel states" + (state ? " \u00b7 now " + state : "");
   }
 
   // ------------------------------------------------------------------ controls, keys, links

@@ -6,5 +6,7 @@ plugs the scenario into ``sim.world.Run``), ``systems`` (naive, advisory claim f
 original's file-hash and symbol modes) and ``kernel_system`` (the claims kernel), ``judge``
 (harm from the repository alone), ``table`` (the 13 fixed rows), ``sweep`` (seeded random
 plans), ``real`` (the same table on a real directory with real pytest runs, through
-``gate.repo``), ``report`` (results/coding_*), ``python -m sim.coding`` (the command).
+``gate.repo``, handed in by ``run_all.py``), ``report`` (results/coding_*), ``python -m
+sim.coding`` (the command). The pure change model and symbol digests are ``kernel.changes``
+and ``kernel.symbols``, shared with ``gate.repo``.
 """

@@ -3,10 +3,12 @@
 How it works. The seed and knobs are printed first. Then the fixed table (13 rows x 5
 systems, traced; ``coding_table.md/json`` and ``coding_traces.json`` for the viewer), the
 sweep (``--cases`` seeded plans x 5 systems, streamed to ``coding_sweep_cases.jsonl``;
-``coding_sweep.md/json``), with ``--real`` the same fixed table on real temporary
-repositories with real pytest runs (``coding_real_table.md/json``) compared cell by cell,
-and the G1-G8 table (``coding_guarantees.md``). ``--replay SEED --system S`` re-runs one
-sweep case and prints its timeline; ``--row NAME --system S`` does the same for a fixed row.
+``coding_sweep.md/json`` and the plot ``coding_harm_by_system.png/svg``), with ``--real``
+the same fixed table on real temporary repositories with real pytest runs
+(``coding_real_table.md/json``) compared cell by cell (the repository target is handed in by
+``python3 run_all.py --coding``, as sim/ may not import gate/), and the G1-G8 table
+(``coding_guarantees.md``). ``--replay SEED --system S`` re-runs one sweep case and prints
+its timeline; ``--row NAME --system S`` does the same for a fixed row.
 Exit 0 when the kernel holds everything, 1 when not, 2 on a usage error.
 """
 
@@ -39,14 +41,15 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                    help="worker processes for the sweep (default: all cores)")
     p.add_argument("--real", action="store_true",
-                   help="also run the fixed table on real repositories with real pytest")
+                   help="also run the fixed table on real repositories with real pytest "
+                        "(through python3 run_all.py --coding, which hands in gate.repo)")
     p.add_argument("--replay", type=int, metavar="SEED", help="re-run one sweep case")
     p.add_argument("--row", help="re-run one fixed row")
     p.add_argument("--system", help="the system for --replay or --row")
     return p
 
 
-def check(args: argparse.Namespace) -> None:
+def check(args: argparse.Namespace, open_repo: Any) -> None:
     from sim.coding.registry import SYSTEM_NAMES
     from sim.coding.table import ROWS
 
@@ -59,6 +62,9 @@ def check(args: argparse.Namespace) -> None:
     if (args.replay is not None or args.row is not None) and args.system not in SYSTEM_NAMES:
         raise UsageError(f"--system must be one of {', '.join(SYSTEM_NAMES)} "
                          f"(got {args.system!r})")
+    if args.real and open_repo is None:
+        raise UsageError("--real lands changes through the real repository target (gate/), "
+                         "which sim/ may not import: run python3 run_all.py --coding")
     if args.row is not None and args.row not in ROWS:
         raise UsageError(f"unknown row {args.row!r}; known: {', '.join(ROWS)}")
 
@@ -88,7 +94,7 @@ def replay(args: argparse.Namespace) -> int:
     return 0 if verdict["ok"] else 1
 
 
-def generate(args: argparse.Namespace) -> int:
+def generate(args: argparse.Namespace, open_repo: Any) -> int:
     from sim import parallel
     from sim.coding import report, sweep, table
     from sim.coding.registry import SYSTEM_NAMES
@@ -113,6 +119,9 @@ def generate(args: argparse.Namespace) -> int:
             summary = sweep.run(pool, args.seed, args.cases, out, lambda m: print(m, flush=True))
         report.write_json(out / "coding_sweep.json", summary)
         report.write_text(out / "coding_sweep.md", report.sweep_markdown(summary, args.seed))
+        from sim import plots
+
+        plots.coding(out, summary, SYSTEM_NAMES, report.SYSTEM_LABEL)
         k = summary["systems"]["kernel"]
         print(f"[2] sweep: {args.cases} cases; kernel harmed {k['harmed']}, refused for no "
               f"reason {k['lost_availability']}; below floor {summary['below_floor']}",
@@ -123,7 +132,7 @@ def generate(args: argparse.Namespace) -> int:
     if args.real:
         from sim.coding import real
 
-        real_rows, diffs = real.compare(rows)
+        real_rows, diffs = real.compare(rows, open_repo)
         agrees = not diffs
         report.write_json(out / "coding_real_table.json", {"seed": table.FIXED_SEED,
                                                            "rows": real_rows, "diffs": diffs})
@@ -142,13 +151,15 @@ def generate(args: argparse.Namespace) -> int:
     return int(bool(failed))
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, open_repo: Any = None) -> int:
+    """``open_repo(root, timeout)`` opens a real repository target (``gate.repo.Repo``) for
+    ``--real``; ``run_all.py --coding`` hands it in."""
     args = parser().parse_args(argv)
     try:
-        check(args)
+        check(args, open_repo)
         if args.replay is not None or args.row is not None:
             return replay(args)
-        return generate(args)
+        return generate(args, open_repo)
     except UsageError as exc:
         print(f"python -m sim.coding: error: {exc}", file=sys.stderr)
         return 2

@@ -9,10 +9,14 @@ did a write land after a later-assigned owner of the same work had landed and no
 undone (a stale owner);
 did the landings spend more than the shared budget. Availability: a unit that did not land
 although its agent kept its authority, its plan stayed current, the budget had room, nobody
-else implemented its work, and its patch merged onto the final tree passes the reference
-tests, was refused for no reason. For kernel-driven systems, receipts are compared with the
-landing record (``dishonest``), units left open are counted (``unresolved``) and the journal
-is given to ``kernel.guarantees.judge`` (G1, G2, G5, G6 limited, G7, G8 over the entries).
+else implemented its work, and its patch applied to the final tree passes the reference
+tests, was refused for no reason. "Its patch applied" is this module's own reading of a
+patch (``expected``, written from DESIGN.md section 8, not the systems' merge), so a bug in
+the systems' merge that breaks every change cannot also excuse refusing it. For
+kernel-driven systems, what the journal claims (a final COMMITTED, or REFUSED with
+``executed: false``, read off the entries here, not through the kernel's replay) is compared
+with the landing record (``dishonest``), units left open are counted (``unresolved``) and the
+journal is given to ``kernel.invariants.check_units`` (G1, G2, G5, G6 limited, G7, G8).
 """
 
 from __future__ import annotations
@@ -21,9 +25,7 @@ import re
 from collections import Counter
 from typing import Any
 
-import kernel
-from kernel import guarantees
-from sim.coding.model import merge
+from kernel import invariants
 from sim.coding.story import UNITS
 
 HARMS = ("broken_tree", "implemented_twice", "test_edited", "revoked_lease_write",
@@ -113,8 +115,8 @@ def judge(run: Any, passes: Any = None) -> dict[str, Any]:
     if any(e.get("kind") == "PROPOSED" for e in run.disk.entries if e):
         found["dishonest"] += _dishonest(run)
         found["unresolved"] += [j.unit.name for j in run.jobs if not j.done]
-        found["journal_breach"] += [f"{b.guarantee} at seq {b.seq}: {b.explanation}" for b in
-                                    guarantees.judge([e for e in run.disk.entries if e])]
+        found["journal_breach"] += [f"{v.invariant}: {v.explanation}" for v in
+                                    invariants.check_units([e for e in run.disk.entries if e])]
     found["driver_error"] += list(run.errors) + list(run.alerts)
     harms = [h for h in HARMS if found[h]]
     lost = refused_for_no_reason(run, arrivals, passes)
@@ -135,20 +137,73 @@ def _landed(story: Any) -> set[str]:
     return {landing.unit for landing in story.landings} - undone
 
 
+def claims(entries: list[dict[str, Any]]) -> dict[str, tuple[str, str]]:
+    """Effect id -> (final kind, executed) as the journal states it: its first final entry."""
+    out: dict[str, tuple[str, str]] = {}
+    for e in entries:
+        if e["kind"] in ("COMMITTED", "REFUSED", "AMBIGUOUS") and e["effect_id"] not in out:
+            out[e["effect_id"]] = (e["kind"], str(e.get("executed", "")))
+    return out
+
+
 def _dishonest(run: Any) -> list[str]:
     story = run.story
     landed = {landing.effect_id for landing in story.landings}
     undone = {u for u, _ in story.restored}
     out = []
-    for r in kernel.receipts([e for e in run.disk.entries if e]):
-        change = story.changes.get(r.effect_id)
+    for eid, (final, executed) in claims([e for e in run.disk.entries if e]).items():
+        change = story.changes.get(eid)
         if change is None:
             continue
-        if r.executed == "false" and r.effect_id in landed:
+        if final == "REFUSED" and executed == "false" and eid in landed:
             out.append(f"{change.unit}: receipt says never applied, the target applied it")
-        if r.final == "COMMITTED" and (r.effect_id not in landed or change.unit in undone):
+        if final == "COMMITTED" and (eid not in landed or change.unit in undone):
             out.append(f"{change.unit}: COMMITTED but not in the repository")
     return out
+
+
+def expected(tree: dict[str, str], ops: Any) -> dict[str, str]:
+    """The tree after a unit's patch, read the plain way: ``put`` writes a whole file,
+    ``add`` appends a definition after the file's text, ``replace`` swaps the top-level
+    definition of ``name`` (from its ``def``/``class`` line to the last line before the next
+    unindented one), appending it when there is none, ``rename`` replaces the whole word
+    ``old``, ``sub`` replaces the text ``old``."""
+    out = dict(tree)
+    for op in ops:
+        path, kind = op["path"], op["op"]
+        text = out.get(path, "")
+        if kind == "put":
+            text = op["text"]
+        elif kind == "rename":
+            text = re.sub(r"\b" + re.escape(op["old"]) + r"\b", op["new"], text)
+        elif kind == "sub":
+            text = text.replace(op["old"], op["new"])
+        elif kind == "replace" and _block(text, op["name"]):
+            lines = text.split("\n")
+            first, last = _block(text, op["name"])
+            text = "\n".join(lines[:first] + op["code"].rstrip("\n").split("\n") + lines[last:])
+        elif kind in ("add", "replace"):
+            text = (text.rstrip("\n") + "\n\n\n" if text.strip() else "") + op["code"]
+        else:
+            raise ValueError(f"the judge does not know the patch op {kind!r}")
+        out[path] = text
+    return out
+
+
+def _block(text: str, name: str) -> tuple[int, int] | None:
+    """Lines [first, last) of the top-level definition of ``name`` in ``text``."""
+    lines = text.split("\n")
+    head = re.compile(r"(?:async\s+def|def|class)\s+" + re.escape(name) + r"\b")
+    for first, line in enumerate(lines):
+        if head.match(line):
+            last = first + 1
+            for n in range(first + 1, len(lines)):
+                if lines[n].strip() and not lines[n][0].isspace():
+                    break
+                if lines[n].strip():
+                    last = n + 1
+            return first, last
+    return None
 
 
 def refused_for_no_reason(run: Any, arrivals: dict[str, int], passes: Any) -> list[str]:
@@ -168,8 +223,7 @@ def refused_for_no_reason(run: Any, arrivals: dict[str, int], passes: Any) -> li
             continue
         if any(op["op"] == "put" and op["path"] in story.reference for op in unit.ops):
             continue
-        after = {**tree, **{p: t for p, t in merge(tree, list(unit.ops)).items()
-                            if t is not None}}
+        after = expected(tree, unit.ops)
         if passes({**code_of(after), **story.reference}) and not defined_twice(after):
             lost.append(name)
     return lost

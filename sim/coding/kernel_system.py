@@ -1,6 +1,6 @@
 """The kernel system of the coding table: the claims kernel driving the repository target.
 
-How it works. A unit's change is planned on the tree it read (``gate.repo.plan``: after-images,
+How it works. A unit's change is planned on the tree it read (``kernel.changes.plan``: after-images,
 before-image digests, normalised symbol digests of what it reads and defines, digests of its
 verifying tests) and proposed with its coordination: the items it writes (claimed, fenced),
 the symbols it reads (overlaps recorded), its cost against the shared budget, its plan
@@ -17,8 +17,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from gate import repo as grepo
-from gate import symbols
 from kernel import (
     Authorize,
     Coordination,
@@ -31,6 +29,8 @@ from kernel import (
     Reply,
     State,
     Verification,
+    changes,
+    symbols,
 )
 from kernel.view import fold
 from sim.coding.model import merge
@@ -56,7 +56,7 @@ class KernelSystem(Original):
         node.decide(job, rerun)
         tree = story.repo.tree()
         writes = merge(tree, list(unit.ops))
-        change, premises = grepo.plan(tree, unit.name, writes, unit.tests)
+        change, premises = changes.plan(tree, unit.name, writes, unit.tests)
         premises["tests:untouched"] = "yes"
         lease = story.lease(unit.agent, node.now)
         cap = story.plan.cap
@@ -108,8 +108,8 @@ class KernelSystem(Original):
         story = kw.node.story
         tree = story.repo.tree()
         change = kw.change(eid)
-        own = grepo.own_landed(tree, change, story.repo.befores(change))
-        out: dict[str, Any] = grepo.facts(tree, [n for n in names if n != "tests:untouched"],
+        own = changes.own_landed(tree, change, story.repo.befores(change))
+        out: dict[str, Any] = changes.facts(tree, [n for n in names if n != "tests:untouched"],
                                           own)
         if "tests:untouched" in names:
             out["tests:untouched"] = "no" if change.edits_own_tests() else "yes"
@@ -164,14 +164,14 @@ class KernelSystem(Original):
             for w in change.writes:
                 befores = repo.befores(change)
                 if w.path in befores:
-                    text = grepo.revert(tree.get(w.path), befores[w.path], w.after)
+                    text = changes.revert(tree.get(w.path), befores[w.path], w.after)
                     if text is None:
                         tree.pop(w.path, None)
                     else:
                         tree[w.path] = text
         return tree
 
-    def admit(self, kw: CodingWorker, job: Job, change: grepo.Change, eid: str) -> str | None:
+    def admit(self, kw: CodingWorker, job: Job, change: changes.Change, eid: str) -> str | None:
         return None  # admission is the kernel's (Authorize with the journal-wide view)
 
     def finish(self, kw: CodingWorker, job: Job, eid: str) -> None:

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gate.repo import Change, file_digest, revert
+from kernel.changes import Change, file_digest, revert
 
 Tree = dict[str, str]
 Op = dict[str, Any]

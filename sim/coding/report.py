@@ -144,7 +144,7 @@ def guarantees_markdown(rows: list[dict[str, Any]], summary: dict[str, Any] | No
                     f"correct (the price of refusing on a changed premise)."]
     if real_agrees is not None:
         out += ["", "The fixed table on a real temporary repository with real pytest runs "
-                    f"(`python -m sim.coding --real`): {'agrees' if real_agrees else 'DISAGREES'}"
+                    f"(`python3 run_all.py --coding`): {'agrees' if real_agrees else 'DISAGREES'}"
                     " with the simulated one, cell by cell."]
     out += ["", G6_NOTE, "",
             "G4: `kernel.view.status(entries, now)` answers what runs, who holds which item "

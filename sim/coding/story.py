@@ -20,8 +20,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from faults.plans import FaultPlan
-from gate.repo import Change
 from kernel import Capabilities, Lease
+from kernel.changes import Change
 from sim.coding.model import Op, RepoModel, merge
 from sim.target import Request, Response
 from sim.world import Run

@@ -28,8 +28,6 @@ from collections.abc import Generator
 from typing import Any
 
 from faults.systems import KernelWorker
-from gate import repo as grepo
-from gate import symbols
 from kernel import (
     Ack,
     Alert,
@@ -42,6 +40,8 @@ from kernel import (
     Reply,
     Send,
     State,
+    changes,
+    symbols,
 )
 from sim.coding.model import merge
 from sim.coding.story import CAPS, WORK, Job
@@ -53,7 +53,7 @@ CLAIM_TTL = 30_000  # ms a kernel claim lasts unless the agent's lease ends soon
 POLL = 200  # ms between checks of a lock or claim that is held
 
 
-def payload_of(unit: Any, change: grepo.Change, **extra: Any) -> dict[str, Any]:
+def payload_of(unit: Any, change: changes.Change, **extra: Any) -> dict[str, Any]:
     return {"kind": "change", "unit": unit.name, "change": change.as_json(), **extra}
 
 
@@ -130,8 +130,8 @@ class CodingWorker(KernelWorker):
         super().__init__(node)
         self.system = system
 
-    def change(self, eid: str) -> grepo.Change:
-        return grepo.Change.from_json(self.effects.by_id[eid].proposal.payload["change"])
+    def change(self, eid: str) -> changes.Change:
+        return changes.Change.from_json(self.effects.by_id[eid].proposal.payload["change"])
 
     def advance(self, eid: str) -> Proc:
         node, lookup = self.node, None
@@ -214,7 +214,7 @@ class Original:
 
     # premises ---------------------------------------------------------------
 
-    def premise_names(self, tree: dict[str, str], change: grepo.Change) -> list[str]:
+    def premise_names(self, tree: dict[str, str], change: changes.Change) -> list[str]:
         writes = {w.path: w.after for w in change.writes}
         reads = symbols.reads(tree, writes)
         names = [f"file:{w.path}" for w in change.writes]
@@ -232,7 +232,7 @@ class Original:
         for name in names:
             kind, _, arg = name.partition(":")
             if kind == "file":
-                out[name] = grepo.file_digest(tree.get(arg))
+                out[name] = changes.file_digest(tree.get(arg))
             elif kind == "sig":
                 out[name] = sig(tree, arg)
             elif kind == "plan":
@@ -249,7 +249,7 @@ class Original:
         node.decide(job, rerun)
         tree = story.repo.tree()
         # the original knew no verifying tests: its changes name none
-        change, _ = grepo.plan(tree, unit.name, merge(tree, list(unit.ops)), ())
+        change, _ = changes.plan(tree, unit.name, merge(tree, list(unit.ops)), ())
         names = self.premise_names(tree, change) + [f"plan:{unit.plan}"]
         proposal = self.proposal(kw, job, change, names)
         eid = proposal.effect_id
@@ -268,7 +268,7 @@ class Original:
         yield from kw.advance(eid)
         self.finish(kw, job, eid)
 
-    def proposal(self, kw: CodingWorker, job: Job, change: grepo.Change,
+    def proposal(self, kw: CodingWorker, job: Job, change: changes.Change,
                  names: list[str]) -> Proposal:
         premises = self.facts(kw, "", names)
         premises[f"plan:{job.unit.plan}"] = kw.node.story.plan_version(job.unit.plan, job.at)
@@ -276,7 +276,7 @@ class Original:
                         lease=f"lease-{job.unit.agent}", capabilities=CAPS, timing=TIMING,
                         target="repo")
 
-    def admit(self, kw: CodingWorker, job: Job, change: grepo.Change, eid: str) -> str | None:
+    def admit(self, kw: CodingWorker, job: Job, change: changes.Change, eid: str) -> str | None:
         """The in-memory claims registry and the per-effect budget check."""
         node, story = kw.node, kw.node.story
         reg = node.memory.setdefault("registry", {})

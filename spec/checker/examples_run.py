@@ -1,7 +1,8 @@
 """Run the checker on the models of a tlaplus/Examples checkout and compare with its manifests.
 
     python -m spec.checker.examples_run EXAMPLES_DIR [--cpu S] [--timeout S] [--max-tlc-seconds 60]
-                                        [--only TEXT] [--json OUT] [--list]
+                                        [--only TEXT[,TEXT...]] [--after NAME] [--json OUT]
+                                        [--list]
 
 Every `specifications/*/manifest.json` lists modules and their models with TLC's recorded
 `result`, `runtime` and, for most, `distinctStates`. We select the models whose mode is
@@ -17,6 +18,9 @@ child's CPU time, since the machine may be shared) and gets one verdict:
   refused        we declined a construct by name ("not supported"/"unsupported")
   unclear        timeout, crash, or output we cannot read
 
+--only keeps the models whose cfg path contains one of the comma-separated texts, --after
+those whose name sorts after NAME (to resume a run). The summary gives each verdict's count
+and share, then names every model refused, timed out or still blamed.
 Nothing of the Examples repository is copied: the checkout's path is an argument.
 """
 import argparse
@@ -151,6 +155,7 @@ def main(argv=None):
     ap.add_argument("--cpu", type=float, default=300.0, help="CPU seconds per model")
     ap.add_argument("--max-tlc-seconds", type=int, default=60)
     ap.add_argument("--only", default="")
+    ap.add_argument("--after", default="")
     ap.add_argument("--json", default="")
     ap.add_argument("--list", action="store_true")
     args = ap.parse_args(argv)
@@ -158,8 +163,11 @@ def main(argv=None):
     if not (root / "specifications").is_dir():
         print(f"error: {root} has no specifications/ folder", file=sys.stderr)
         return 2
-    chosen = [c for c in select(root, args.max_tlc_seconds) if args.only in str(c[1])]
-    rows, counts = [], {}
+    only = [t for t in args.only.split(",") if t] or [""]
+    chosen = [c for c in select(root, args.max_tlc_seconds)
+              if any(t in str(c[1]) for t in only)
+              and str(c[1].relative_to(root / "specifications")) > args.after]
+    rows = []
     for spec, cfg, model in chosen:
         name = str(cfg.relative_to(root / "specifications"))
         if args.list:
@@ -168,7 +176,6 @@ def main(argv=None):
         got, secs, failure = run_one(spec, cfg, args.timeout, args.cpu)
         kind, detail = verdict(model, got)
         detail = detail or failure
-        counts[kind] = counts.get(kind, 0) + 1
         tlc = runtime_seconds(model["runtime"])
         ours = got.get("distinct_states") if got else None
         print(f"{kind:9} {name}  ours {secs:.1f}s cpu, TLC {tlc}s  states {ours} "
@@ -176,15 +183,32 @@ def main(argv=None):
         rows.append({"model": name, "verdict": kind, "seconds": round(secs, 2),
                      "tlc_seconds": tlc, "states": ours,
                      "tlc_states": model.get("distinctStates"), "detail": detail})
-    if args.json:
-        Path(args.json).write_text(json.dumps(rows, indent=1) + "\n")
+        if args.json:  # after every model, so an interrupted run keeps what it measured
+            Path(args.json).write_text(json.dumps(rows, indent=1) + "\n")
     if not args.list:
-        total = sum(counts.values())
-        summary = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
-        print(f"{total} models: {summary}")
+        print(summary(rows))
     return 0
+
+
+def summary(rows):
+    """Counts and shares per verdict, then the models that did not agree, by verdict."""
+    total = len(rows)
+    kinds = ["agree", "blamed", "disagree", "refused", "unclear"]
+    counts = {k: sum(r["verdict"] == k for r in rows) for k in kinds}
+    share = ", ".join(f"{k} {n} ({100 * n / total:.0f}%)" if total else f"{k} 0"
+                      for k, n in counts.items())
+    lines = [f"{total} models: {share}"]
+    for k in kinds[1:]:
+        for r in rows:
+            if r["verdict"] == k:
+                lines.append(f"  {k:9} {r['model']}: {r['detail'][:140]}")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":
     os.environ.setdefault("PYTHONHASHSEED", "0")
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except BrokenPipeError:  # output piped into `head`: stop quietly
+        sys.stderr.close()
+        sys.exit(0)

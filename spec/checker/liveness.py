@@ -3,9 +3,11 @@
 Each PROPERTY is split into obligations: `[]P` (checked as an invariant
 during BFS), `[][A]_v` (every edge), `<>P`, `[]<>P`, `<>[]P`, `P ~> Q`, plain
 state predicates (initial states only), `[]<><<A>>_v`, WF/SF (whole spec formulas,
-also through INSTANCE), `[](P => []Q)`, `[](P => <>[]Q)`, `[]P => <>Q`, conjunctions and
-`\\A x \\in S` of these, and, on the initial states where a state predicate c holds
-(`c => F`, `IF c THEN F ELSE G`), F among `<>P`, `[]P`, `<>[]P` and predicates.
+also through INSTANCE), `[](P => []Q)`, `[](P => <>[]Q)`, `[]P => <>Q`, disjunctions of
+`[]<>P` and `[]<><<A>>_v` (WF written out), conjunctions and `\\A x \\in S` of these,
+and, on the initial states where a state predicate c holds (`c => F`,
+`IF c THEN F ELSE G`), F among `<>P`, `[]P`, `<>[]P` and predicates. Under SYMMETRY or
+VIEW, `[][A]_v` is tested on the real steps (each state's successors generated again).
 A fairness condition on an action that leaves variables unassigned finds the
 action's steps by testing each edge of the graph. A violation of a liveness
 obligation is a fair behaviour that ends in a region of the graph: e.g. for
@@ -45,7 +47,7 @@ class PropertyChecker:
         for name in model.cfg.properties:
             self.decompose(ref_node(name), model.env, name)
         graph_kinds = {"action", "eventually", "often", "stable", "leadsto", "wf", "sf",
-                       "often_step", "reach", "settle"}
+                       "often_step", "often_any", "reach", "settle"}
         self.needs_graph = any(o.kind in graph_kinds for o in self.obligations)
         for o in self.obligations:
             if o.kind == "always" and o.cond is None:
@@ -115,6 +117,8 @@ class PropertyChecker:
                     # []P => <>Q: no fair behaviour stays in P /\ ~Q forever
                     self.add("eventually", name, [(q, env), (p, env)])
                     return
+        if self.often_any(node, env, name):
+            return
         if kind == "If" and not is_temporal(node.predicate, env):
             self.under(node.predicate, env, True, node.then, env, name)
             return self.under(node.predicate, env, False, node.else_, env, name)
@@ -128,6 +132,26 @@ class PropertyChecker:
             return
         raise TLAError(f"unsupported form of temporal property {name}",
                        pos(node, env.get(" path", "?")))
+
+    def often_any(self, node, env, name):
+        """`[]<>P \\/ []<><<A>>_v \\/ ...` (the form WF_v(A) unfolds to): True once added."""
+        parts = disjuncts(node, env)
+        if len(parts) < 2:
+            return False
+        preds, steps = [], []
+        for d, denv in parts:
+            if not is_op(d, "[]") or not is_op(strip(d.arguments[0]), "<>"):
+                return False
+            inner = strip(strip(d.arguments[0]).arguments[0])
+            if name_of(inner) == "SubscriptedAction" and inner.operator == "<<":
+                steps.append(self.model.compiler.transition_function(inner, denv,
+                                                                     "property_step"))
+            elif not is_temporal(inner, denv):
+                preds.append(self.model.state_fn(inner, denv))
+            else:
+                return False
+        self.add_fns("often_any", name, [preds, steps], node, env)
+        return True
 
     def under(self, cond, cenv, holds, node, env, name):
         """Decompose node as an obligation on the initial states where cond is `holds`."""
@@ -227,12 +251,30 @@ class PropertyChecker:
         path = prefix + (cycle[1:] if cycle and cycle != "stutter" else [])
         result.result = "property"
         result.violated = o.name
-        result.trace = build_trace(self.model, [explorer.states[i] for i in path], explorer.key)
+        states = [explorer.states[i] if isinstance(i, int) else i for i in path]
+        result.trace = build_trace(self.model, states, explorer.key)
         if cycle == "stutter":
             result.cycle_back = "stuttering"
         elif cycle:
             result.cycle_back = len(prefix)
         return result
+
+
+def disjuncts(node, env):
+    """[(disjunct, env)] of a disjunction, through parentheses and definitions without
+    parameters; a single element when node is no disjunction."""
+    node = strip(node)
+    if name_of(node) == "VerticalList" and node.operator == "\\/":
+        return [p for item in node.arguments for p in disjuncts(item.expression, env)]
+    if is_op(node, "\\/") and len(node.arguments) == 2:
+        return [p for a in node.arguments for p in disjuncts(a, env)]
+    if name_of(node) == "OperatorApplication" and not node.arguments:
+        b = env.get(node.operator)
+        if isinstance(b, DefB) and not b.params and is_temporal(b.node.definiens, b.env):
+            inner = disjuncts(b.node.definiens, b.env)
+            if len(inner) > 1:
+                return inner
+    return [(node, env)]
 
 
 def strip(node):
@@ -257,6 +299,8 @@ class Graph:
 
     def __init__(self, explorer, model, fairness):
         self.ex = explorer
+        self.model = model
+        self.real = {}
         self.states = explorer.states
         self.succ = [e or [] for e in explorer.edges]
         self.n = len(self.states)
@@ -288,7 +332,7 @@ class Graph:
                         if j is not None:
                             tset.add(j)
             if test is not None:
-                tset = {j for j in self.succ[i] if test(s, st[j]) is True and sub(st[j]) != vs}
+                tset = {j for j, t in self.real_steps(i) if test(s, t) is True and sub(t) != vs}
                 enabled[i] = enabled[i] or bool(tset)
             targets[i] = tset
         return enabled, targets
@@ -299,12 +343,7 @@ class Graph:
         if o.kind in ("always", "init"):
             return None
         if o.kind == "action":
-            fn = o.preds[0]
-            for i in range(n):
-                for j in self.succ[i]:
-                    if fn(st[i], st[j]) is not True:
-                        return self.ex.path_to(i) + [j], None
-            return None
+            return self.bad_step(o.preds[0])
         if o.kind == "reach":
             return self.reach_bad(o, inits)
         if o.kind == "eventually":
@@ -330,6 +369,8 @@ class Graph:
             return self.unfair_lasso(o)
         elif o.kind == "often_step":
             return self.without_steps(o.preds[0])
+        elif o.kind == "often_any":
+            return self.never_again(*o.preds)
         else:  # leadsto
             p, q = o.preds
             region = [q(s) is not True for s in st]
@@ -338,6 +379,38 @@ class Graph:
         if o.cond is not None:
             starts = [i for i in starts if o.cond(st[i]) is True]
         return self.find_lasso(region, starts, accept, o.kind)
+
+    def real_steps(self, i):
+        """[(j, t)]: each successor t of state i kept in the graph, with j its class. Under
+        SYMMETRY or VIEW an edge leads to the state of t's class found first, not to t, so
+        the successors are generated again and steps tested on them (as TLC does)."""
+        ex = self.ex
+        if ex.key is None:
+            return [(j, self.states[j]) for j in self.succ[i]]
+        got = self.real.get(i)
+        if got is None:
+            s, out = self.states[i], []
+            self.model.next_fn(s, out.append)
+            got = self.real[i] = [(ex.seen[ex.key(t)], t) for t in out
+                                  if ex.in_model(s, t) and ex.key(t) in ex.seen]
+        return got
+
+    def steps_without(self, fns):
+        """The edges with a real step satisfying none of `fns`."""
+        out = []
+        for i in range(self.n):
+            s = self.states[i]
+            keep = {j for j, t in self.real_steps(i) if all(f(s, t) is not True for f in fns)}
+            out.append([j for j in self.succ[i] if j in keep])
+        return out
+
+    def bad_step(self, fn):
+        """[][A]_v on every real step."""
+        for i in range(self.n):
+            for _, t in self.real_steps(i):
+                if fn(self.states[i], t) is not True:
+                    return self.ex.path_to(i) + [t], None
+        return None
 
     def reach_bad(self, o, inits):
         """P => []Q: a path from a P state (an initial one, or any for [](P => []Q)) to a
@@ -355,12 +428,23 @@ class Graph:
 
     def without_steps(self, step):
         """A fair behaviour that from some point on takes no step satisfying `step`."""
-        st = self.states
         full = self.succ
-        self.succ = [[j for j in full[i] if step(st[i], st[j]) is not True]
-                     for i in range(self.n)]
+        self.succ = self.steps_without([step])
         try:
             return self.find_lasso([True] * self.n, list(range(self.n)), None, "often_step")
+        finally:
+            self.succ = full
+
+    def never_again(self, preds, steps):
+        """A fair behaviour that from some point on meets none of `preds` and takes no
+        step satisfying one of `steps` (a counterexample to []<>P \\/ []<><<A>>_v)."""
+        st = self.states
+        full = self.succ
+        self.succ = self.steps_without(steps)
+        region = [all(p(s) is not True for p in preds) for s in st]
+        try:
+            return self.find_lasso(region, [i for i in range(self.n) if region[i]], None,
+                                   "often_any")
         finally:
             self.succ = full
 

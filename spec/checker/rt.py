@@ -9,6 +9,7 @@ from itertools import permutations as _perms
 
 from .errors import TLAError
 from .values import (
+    CrossSet,
     FilterSet,
     FnDict,
     FnSet,
@@ -132,6 +133,8 @@ def subset(s):
 
 
 def cross(*sets):
+    if not all(is_finite(s) for s in sets):
+        return CrossSet(sets)
     pools = [sorted(enum(s), key=sort_key) for s in sets]
     out = [()]
     for pool in pools:

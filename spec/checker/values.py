@@ -271,6 +271,26 @@ class RecSet(LazySet):
         return frozenset(FnDict(dict(zip(names, combo, strict=False))) for combo in product(*pools))
 
 
+class CrossSet(LazySet):
+    """S1 \\X S2 \\X ... with an infinite factor (Nat \\X S): membership only."""
+
+    finite = False
+
+    def __init__(self, sets):
+        self.sets = sets
+
+    def shape(self):
+        return ("cross", self.sets)
+
+    def contains(self, t):
+        return t.__class__ is tuple and len(t) == len(self.sets) and all(
+            member(x, s) for x, s in zip(t, self.sets, strict=True))
+
+    def describe(self):
+        return " \\X ".join(s.describe() if isinstance(s, LazySet) else show(s)
+                            for s in self.sets)
+
+
 class UnionSet(LazySet):
     """UNION S where some member of S is infinite: membership only."""
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from gate import symbols
+from gate.repo import Repo
+from kernel import symbols
 from sim.coding import __main__ as cli
 from sim.coding import kernel_system, real, sweep, table
 from sim.coding.registry import SYSTEMS
@@ -74,7 +75,7 @@ def test_planted_judge_that_never_runs_tests_would_miss_the_rename(monkeypatch):
 def test_real_repository_with_real_pytest_agrees_with_the_simulation():
     cells = [("coordinator_killed_mid_change", "kernel"), ("semantic_only", "symbol")]
     sim = [table.run_cell(c, trace=False) for c in cells]
-    rows, diffs = real.compare(sim, cells)
+    rows, diffs = real.compare(sim, Repo, cells)
     assert not diffs, diffs
     assert [r["verdict"] for r in rows] == ["ok", "FAIL"]
 
@@ -91,5 +92,6 @@ def test_sweep_kernel_has_no_harm_and_is_deterministic():
 def test_cli_usage_errors_are_one_line(capsys):
     assert cli.main(["--row", "nope", "--system", "kernel"]) == 2
     assert cli.main(["--replay", "1", "--system", "nobody"]) == 2
+    assert cli.main(["--real", "--cases", "0"]) == 2  # the real target comes from run_all.py
     err = capsys.readouterr().err
-    assert err.count("\n") == 2 and "Traceback" not in err
+    assert err.count("\n") == 3 and "Traceback" not in err and "run_all.py --coding" in err

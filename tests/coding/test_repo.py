@@ -12,6 +12,7 @@ import pytest
 
 from gate import repo
 from gate.repo import Repo
+from kernel import changes
 
 ROOT = Path(__file__).resolve().parents[2]
 FILES = {
@@ -31,11 +32,11 @@ def target(tmp_path: Path) -> Repo:
     return Repo(tmp_path, timeout=60)
 
 
-def change(r: Repo, extra: dict[str, str | None] | None = None) -> repo.Change:
+def change(r: Repo, extra: dict[str, str | None] | None = None) -> changes.Change:
     tree = r.tree()
     writes = {"app.py": tree["app.py"] + POST_URL, "urls.py": "ROOT = '/p/'\n",
               **(extra or {})}
-    c, premises = repo.plan(tree, "post_url", writes, tests=["test_app.py"])
+    c, premises = changes.plan(tree, "post_url", writes, tests=["test_app.py"])
     assert set(premises) >= {"file:app.py", "file:urls.py", "def:slugify", "def:post_url",
                              "test:test_app.py"}
     return c
@@ -53,7 +54,7 @@ def test_apply_lookup_dedupe(target: Repo):
 def test_stale_token_is_rejected_by_the_target(target: Repo):
     newer = change(target)
     target.apply(newer, token=9)
-    older, _ = repo.plan(target.tree(), "post_url",
+    older, _ = changes.plan(target.tree(), "post_url",
                          {"app.py": target.read("app.py") + "\n# late\n"}, ["test_app.py"])
     with pytest.raises(repo.StaleToken):
         target.apply(older, token=3)
@@ -96,20 +97,20 @@ def test_a_real_crash_mid_change_recovers_forward(target: Repo):
 
 def test_own_landing_is_not_the_world_moving(target: Repo):
     tree = target.tree()
-    c, premises = repo.plan(tree, "post_url", {"app.py": tree["app.py"] + POST_URL},
+    c, premises = changes.plan(tree, "post_url", {"app.py": tree["app.py"] + POST_URL},
                             ["test_app.py"])
     target.apply(c, token=1)
     now = target.tree()
-    assert repo.facts(now, premises) != premises
-    restore = repo.own_landed(now, c, target.befores(c))
-    assert repo.facts(now, premises, restore) == premises
+    assert changes.facts(now, premises) != premises
+    restore = changes.own_landed(now, c, target.befores(c))
+    assert changes.facts(now, premises, restore) == premises
 
 
 def test_verification_runs_real_pytest_and_restore_undoes(target: Repo):
     assert target.verify().outcome == "passed"
     tree = target.tree()
     broken = {"app.py": tree["app.py"] + "\n\ndef post_url(t):\n    return text.slug(t)\n"}
-    c, _ = repo.plan(tree, "post_url", broken, ["test_app.py"])
+    c, _ = changes.plan(tree, "post_url", broken, ["test_app.py"])
     target.apply(c, token=1)
     result = target.verify(["test_app.py"])
     assert result.outcome == "failed", result

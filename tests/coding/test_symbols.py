@@ -3,7 +3,7 @@ meaning. Each check was run against a planted bug (see the names) and seen to fa
 
 from __future__ import annotations
 
-from gate import symbols
+from kernel import symbols
 
 BASE = '''def slugify(s):
     """Words joined by dashes."""

@@ -18,9 +18,10 @@ from typing import Any
 
 import pytest
 
+import kernel as k
 from kernel import invariants
 from tests.kernel.planted import drive
-from tests.kernel.test_coordination import Bus, admitted, unit
+from tests.kernel.test_coordination import PLAN, Bus, admitted, unit
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -212,3 +213,81 @@ def test_a_unit_refused_for_a_check_that_held_is_k10(coordinated: list[dict[str,
                 entries[i]["reason"] = other
                 found = {v.type for v in invariants.check(entries, cell["history"])}
                 assert "unit_refused_without_cause" in found, (cell["scenario"], other)
+
+
+# ---------------------------------------------------------------- drivers that break G1-G8
+
+
+class StaleBus(Bus):
+    """A driver that decides on an empty view (no conditional append, no fold)."""
+
+    def authorize(self, eid, now, facts=None, plan=PLAN):
+        return self.run(k.Authorize(now, k.Lease("L1", 10**9), facts or {"a.py": "d0"},
+                                    k.View(), plan, self.chain.seq), eid)
+
+    def dispatch(self, eid, now, facts=None, plan=PLAN):
+        return self.run(k.Dispatch(now, k.Lease("L1", 10**9), facts or {"a.py": "d0"},
+                                   k.View(), plan), eid)
+
+
+def breaches(bus: Bus) -> list[str]:
+    return [v.invariant for v in invariants.check_units(bus.entries)]
+
+
+def test_the_kernel_driven_on_the_folded_view_breaks_nothing() -> None:
+    bus = Bus()
+    a = admitted(bus, unit("a", writes=("x",), cost=10, cap=20, verify=True))
+    b = bus.propose(unit("b", writes=("x",), cost=10, cap=20))
+    bus.authorize(b, 2)  # blocked
+    r = admitted(bus, unit("r", writes=("y",), reads=("x",), cost=10, cap=20), now=3)
+    bus.dispatch(a, 4)
+    bus.dispatch(r, 5)  # refused: the writer it overlapped was sent
+    bus.run(k.Ack(6, 1), a)
+    bus.run(k.Verification(7, "passed"), a)
+    bus.authorize(b, 8)
+    assert breaches(bus) == []
+
+
+def test_a_stale_view_is_caught_as_g2_g6_g7() -> None:
+    bus = StaleBus()
+    a = admitted(bus, unit("a", writes=("x",), cost=10, cap=10))
+    b = admitted(bus, unit("b", writes=("x",), reads=("y",), cost=10, cap=10))
+    r = admitted(bus, unit("r", writes=("z",), reads=("x",)))
+    bus.dispatch(a, 2)
+    bus.dispatch(r, 3)
+    assert {"G2", "G6", "G7"} <= set(breaches(bus)), breaches(bus)
+    assert b
+
+
+def test_a_superseded_plan_is_caught_as_g8() -> None:
+    bus = StaleBus()
+    old = admitted(bus, unit("old", writes=("x",), version=1))
+    bus.propose(unit("new", writes=("y",), version=2))  # the plan moved on
+    bus.dispatch(old, 3)  # the driver still reports version 1
+    assert breaches(bus) == ["G8"]
+
+
+def test_an_edited_token_or_an_unverified_commit_is_caught() -> None:
+    bus = Bus()
+    a = admitted(bus, unit("a", verify=True))
+    bus.dispatch(a, 2)
+    bus.run(k.Ack(3, 1), a)
+    entries = [dict(e) for e in bus.entries]
+    entries[1]["admission"] = {**entries[1]["admission"], "token": 0}
+    entries.append({"kind": "COMMITTED", "effect_id": a, "seq": len(entries), "ts": 4,
+                    "via": "ack"})
+    assert [v.invariant for v in invariants.check_units(entries)] == ["G1", "G5"]
+
+
+def test_a_read_overlap_refused_at_admission_is_judged_at_that_instant() -> None:
+    bus = Bus()
+    writer = admitted(bus, unit("w", writes=("x",)))
+    bus.dispatch(writer, 2)
+    reader = bus.propose(unit("r", writes=("y",), reads=("x",)), 3)
+    bus.authorize(reader, 3)  # the writer of what it reads was sent: refused at once
+    assert bus.entries[-1]["kind"] == "REFUSED"
+    assert bus.entries[-1]["reason"] == "read_overlap_moved"
+    assert invariants.check_units(bus.entries) == []
+    unsent = [{**e, "seq": n} for n, e in enumerate(x for x in bus.entries
+                                                    if x["kind"] != "DISPATCHED")]
+    assert [v.type for v in invariants.check_units(unsent)] == ["unit_refused_without_cause"]

@@ -18,7 +18,7 @@ import pytest
 
 import kernel
 from kernel import invariants, oracle
-from kernel.journal import Chain, verify
+from kernel.journal import MAX_LINE, Chain, verify
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMING = kernel.Timing(send_timeout=200, settle_margin=100, dedup_margin=1_000)
@@ -742,7 +742,12 @@ HOSTILE = {
     "deep array document": (b"[" * 5000 + b"]" * 5000, 1, "not the beginning of a journal"),
     "escaped lone surrogate": (b'{"kind":"\\ud800"}\n', 1, "lone surrogate"),
     "encoded surrogate": (b'{"kind":"\xed\xa0\x80"}\n', 1, "not valid UTF-8"),
-    "50 MB line": (b'{"a":"' + b"x" * 50_000_000 + b'"}\n', 1, "missing field 'seq'"),
+    "50 MB line": (b'{"a":"' + b"x" * 50_000_000 + b'"}\n', 1, "longer than the limit"),
+    "50 MB second line": (b'{"seq":0}\n{"a":"' + b"x" * 50_000_000 + b'"}\n', 1,
+                          "line 2: longer than the limit of 1,048,576 bytes"),
+    "line just over the limit": (b'{"a":"' + b"x" * (MAX_LINE - 7) + b'"}\n', 1,
+                                 "line 1: longer than the limit"),
+    "line at the limit": (b'{"a":"' + b"x" * (MAX_LINE - 8) + b'"}\n', 1, "missing field 'seq'"),
     "torn array": (b'[{"seq":0', 1, "not the beginning of a journal entry"),
     "hello world": (b"hello world", 1, "not the beginning of a journal entry"),
     "journal 5": (b'{"journal": 5}', 1, "not the beginning of a journal entry"),

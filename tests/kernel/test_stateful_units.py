@@ -10,7 +10,7 @@ Beside it, a model that shares no code with the kernel: tokens, claims, reservat
 sends are recomputed from the raw journal entries and the target's record, and after every
 step G1 (one order), G2 (one live claim per item; no stale write lands), G5 (no commit
 without a pass), G7 (reserved <= cap, applied <= reserved) and G8 (no send under a
-superseded plan) are checked, and ``kernel.guarantees.judge`` must find nothing in the
+superseded plan) are checked, and ``kernel.invariants.check_units`` must find nothing in the
 journal. At the end every unit must reach a final state (K9).
 """
 
@@ -25,7 +25,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 import kernel
 from kernel import State, verify
-from kernel.guarantees import judge
+from kernel.invariants import check_units
 
 REPO = kernel.Capabilities(dedupes=True, queryable=True, dedup_window=100_000, lookup_lag=20)
 TIMING = kernel.Timing(send_timeout=200, settle_margin=100, dedup_margin=1_000)
@@ -275,7 +275,7 @@ class UnitsWorld(RuleBasedStateMachine):
 
     @invariant()
     def the_guarantee_judges_find_nothing(self) -> None:
-        assert judge(self.entries()) == []
+        assert check_units(self.entries()) == []
 
     def teardown(self) -> None:
         """K9: with recovery running and the target answering, every unit ends final."""

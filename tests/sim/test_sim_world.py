@@ -49,3 +49,40 @@ def test_crash_loses_unflushed_lines_and_may_tear():
     assert torn and "c-long-line".startswith(torn) and disk.text() == "a\n" + torn
     disk.truncate(1)
     assert disk.text() == "a\n"
+
+
+def test_traces_name_the_worker_of_every_event_it_caused():
+    """Two recoverers and a recrash: each event names its worker, each message is paired."""
+    from faults.plans import CATALOGUE, FaultPlan
+    from faults.systems import SYSTEMS
+    from sim.world import simulate
+
+    plans = [CATALOGUE["two workers recovering"],
+             FaultPlan(name="recrash", crash="after_apply", recrash="recovering")]
+    for plan in plans:
+        for name, system in SYSTEMS.items():
+            events = simulate(plan, system, "t1", 1, trace=True).events or []
+            assert events == simulate(plan, system, "t1", 1, trace=True).events, "deterministic"
+            started = {1}
+            for e in events:
+                d = e.get("details") or {}
+                if e["actor"] == "world" and e["kind"] == "restart":
+                    assert d["workers"] and min(d["workers"]) == max(started) + 1
+                    started |= set(d["workers"])
+                mine = e["actor"] in ("kernel", "journal") or \
+                    (e["actor"] == "network" and e["kind"] != "lost")
+                assert ("worker" in d) == (mine or e["kind"] in ("decide", "answer")), \
+                    f"{plan.name} {name}: {e}"
+                if "worker" in d:
+                    assert d["worker"] in started, f"{plan.name} {name}: {e}"
+            sends = {(e.get("details") or {}).get("msg"): e for e in events
+                     if e["kind"] in ("send", "query")}
+            for e in events:
+                d = e.get("details") or {}
+                if e["actor"] == "target":
+                    assert sends[d["msg"]]["details"]["worker"] == d["sender"]
+                elif e["kind"] in ("answer", "undelivered") and e["actor"] == "network":
+                    assert sends[d["msg"]]["details"]["worker"] == d["worker"]
+            if plan.recoverers == 2 and name != "durable":  # durable: the engine's lock
+                workers = {(e.get("details") or {}).get("worker") for e in events}
+                assert {2, 3} <= workers, f"{name}: both recoverers act"

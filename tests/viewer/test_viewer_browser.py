@@ -303,6 +303,53 @@ def test_first_visit_plays_the_telling_run_with_its_why_and_reads_at_390px(brows
     narrow.close()
 
 
+def _bottoms(page: object, selector: str) -> list[tuple[str, float, float]]:
+    """(selector, top, bottom) in viewport pixels of every element the selector matches."""
+    boxes = page.evaluate("(s) => [...document.querySelectorAll(s)].map(e => {"
+                          " const r = e.getBoundingClientRect(); return [r.top, r.bottom]; })",
+                          selector)
+    assert boxes, f"nothing matches {selector}"
+    return [(selector, top, bottom) for top, bottom in boxes]
+
+
+def test_the_first_screen_holds_the_story_the_money_and_the_state_diagram(browser, site):
+    """1440x900: headline, timelines, money cards, diagram above the fold; 390x844: story first."""
+    pg = Page(browser, site, "", width=1440, height=900)
+    page = pg.page
+    _ready(page)
+    page.wait_for_function("Number(document.body.dataset.cursor) >= 3", timeout=5_000)
+    wanted = ("h1", "article.run .tl", "[data-testid=money]", "#diagram h2", "#diagram-svg")
+    boxes = [b for sel in wanted for b in _bottoms(page, sel)]
+    page.screenshot(path=str(SHOTS / "first-screen-1440.png"))
+    low = [(sel, round(bottom)) for sel, top, bottom in boxes if top < 0 or bottom > 900]
+    assert low == [], f"below the fold at 1440x900 on the first visit: {low}"
+    page.keyboard.press("End")
+    page.wait_for_selector("body[data-done='true']", timeout=10_000)
+    # once played, the money cards grow (verdict, outcome, reference): their amounts stay in view
+    boxes = _bottoms(page, "[data-testid=by-system]") + _bottoms(page, "#diagram-svg")
+    page.screenshot(path=str(SHOTS / "first-screen-1440-played.png"))
+    low = [(sel, round(bottom)) for sel, top, bottom in boxes if top < 0 or bottom > 900]
+    assert low == [], f"below the fold at 1440x900 once played: {low}"
+    pg.close()
+    for width in (1024, 901, 900):
+        wide = Page(browser, site, "#play=0", width=width, height=800)
+        _ready(wide.page)
+        scroll = wide.page.evaluate("document.documentElement.scrollWidth")
+        assert scroll <= width, f"the page scrolls sideways at {width} px ({scroll} px wide)"
+        wide.close()
+    narrow = Page(browser, site, "", width=390, height=844)
+    page = narrow.page
+    _ready(page)
+    story = _bottoms(page, "article.run")[0][1]
+    others = [b for sel in ("#faults", "#diagram", "#legend", ".controls", "#sweep")
+              for b in _bottoms(page, sel)]
+    first = [(sel, round(top)) for sel, top, _ in others if top <= story]
+    assert story < 844 and first == [], \
+        f"at 390 px the story ({story:.0f} px) is not first: {first}"
+    page.screenshot(path=str(SHOTS / "first-screen-390.png"))
+    narrow.close()
+
+
 def test_the_legend_names_every_mark_the_runs_use(browser, site):
     """Every (actor, kind) of the fixed table and of the first sweep replays has a legend line."""
     index = json.loads((RESULTS / "traces" / "index.json").read_text(encoding="utf-8"))
@@ -459,6 +506,95 @@ def test_a_replay_json_file_opens_from_the_file_picker(browser, site, tmp_path):
     pg.close()
 
 
+LANES_JS = """(a) => {
+    const box = (e) => { const r = e.getBoundingClientRect(); return [r.top, r.bottom, r.right]; };
+    const gutter = a.querySelector('svg.tlsvg > line');
+    return {
+      gutter: gutter ? gutter.getBoundingClientRect().left : 0,
+      lanes: [...a.querySelectorAll('rect.lane')].map(r => [r.dataset.lane, ...box(r)]),
+      labels: [...a.querySelectorAll('text.lane-label')].map(t => [t.dataset.lane,
+                                                                  t.firstChild.data, ...box(t)]),
+      glyphs: [...a.querySelectorAll('g.glyph')].map(g => {
+        const [top, bottom] = box(g); return [+g.dataset.i, g.dataset.lane, (top + bottom) / 2]; }),
+      arrows: [...a.querySelectorAll('line.msg')].map(l => [+l.dataset.from, +l.dataset.to]),
+    }; }"""
+
+
+def _check_worker_lanes(doc: dict, got: dict, narrow: bool) -> None:
+    """Each worker's events sit in its own lane; arrows join a message's send, arrival, answer."""
+    events = doc["events"]
+    by_worker: dict[int, list[int]] = {}
+    for i, e in enumerate(events):
+        w = (e.get("details") or {}).get("worker")
+        if w is not None and e["actor"] in ("kernel", "journal", "network"):
+            by_worker.setdefault(w, []).append(i)
+    assert len(by_worker) >= 2, f"{doc['id']}: the simulator names fewer than two workers"
+    lanes = {lane: (top, bottom) for lane, top, bottom, _ in got["lanes"]}
+    labels = {lane: (text, right) for lane, text, _t, _b, right in got["labels"]}
+    glyphs = {i: (lane, y) for i, lane, y in got["glyphs"]}
+    for w, idx in by_worker.items():
+        lane = f"worker#{w}"
+        assert lane in lanes, f"{doc['id']}: no lane for worker {w}: {sorted(lanes)}"
+        text, right = labels[lane]
+        recovery = w > 1
+        want = f"wkr {w}" + (" \u21bb" if recovery else "") if narrow else \
+            f"worker {w}" + (" (recovery)" if recovery else "")
+        assert text == want, f"{doc['id']}: lane label {text!r}, wanted {want!r}"
+        assert right <= got["gutter"] + 1, f"{doc['id']}: label {text!r} runs into the plot"
+        top, bottom = lanes[lane]
+        for i in idx:
+            assert glyphs[i][0] == lane, f"{doc['id']}: event {i} of worker {w} drawn in " \
+                                         f"{glyphs[i][0]}"
+            assert top <= glyphs[i][1] <= bottom, f"{doc['id']}: event {i} outside its lane"
+    assert len({round(lanes[f"worker#{w}"][0]) for w in by_worker}) == len(by_worker), \
+        "two workers share one lane"
+    arrows = set(map(tuple, got["arrows"]))
+    for i, e in enumerate(events):
+        msg = (e.get("details") or {}).get("msg")
+        if e["actor"] != "network" or e["kind"] != "send" or msg is None:
+            continue
+        same = [j for j, x in enumerate(events) if (x.get("details") or {}).get("msg") == msg]
+        hit = next(j for j in same if events[j]["actor"] == "target")
+        assert (i, hit) in arrows, f"{doc['id']}: no arrow from send {i} to its arrival {hit}"
+        back = [j for j in same if events[j]["kind"] in ("answer", "undelivered")]
+        if back:
+            assert (hit, back[0]) in arrows, f"{doc['id']}: no arrow back to {back[0]}"
+            assert glyphs[back[0]][0] == glyphs[i][0], "the answer reaches another worker"
+
+
+def test_one_lane_per_worker_with_events_in_each(browser, site, tmp_path):
+    """Two concurrent recoverers, and a crash plus restart: each worker its own lane."""
+    from sim import fixed, trace
+
+    docs = [fixed.run_cell(("two workers recovering", "kernel", "t1")),
+            fixed.run_cell(("two workers recovering", "naive", "t1")),
+            fixed.run_cell(("crash before ack", "durable", "t1"))]
+    paths = []
+    for doc in docs:
+        paths.append(tmp_path / f"{doc['id']}.json")
+        paths[-1].write_text(trace.dumps(doc), encoding="utf-8")
+    for width, height in ((1440, 900), (390, 844)):
+        pg = Page(browser, site, _hash("happy path", "t1", "kernel"), width, height)
+        page = pg.page
+        _ready(page)
+        page.set_input_files("#file-input", [str(p) for p in paths])
+        page.wait_for_function(f"document.querySelectorAll('article.run').length === {len(docs)}"
+                               f" && document.querySelector('#caption').innerText.includes('file')")
+        _ready(page)
+        page.evaluate("document.activeElement.blur()")
+        page.keyboard.press("End")
+        for doc in docs:
+            panel = page.locator(f"article.run[data-run='{doc['id']}']")
+            _check_worker_lanes(doc, panel.evaluate(LANES_JS), narrow=width < 600)
+        kernel = page.locator(f"article.run[data-run='{docs[0]['id']}']")
+        for w in (2, 3):  # the two recoverers, each with its own steps
+            assert kernel.locator(f"g.glyph[data-lane='worker#{w}']").count() >= 3
+        scroll = page.evaluate("document.documentElement.scrollWidth")
+        assert scroll <= width, f"the page scrolls sideways at {width} px ({scroll} px wide)"
+        page.screenshot(path=str(SHOTS / f"worker-lanes-{width}.png"), full_page=True)
+        pg.close()
+
+
 def test_every_fixed_table_run_plays_to_its_recorded_totals(browser, site):
     """All faults x tiers with all four systems shown, each played to its end in the page."""
     index = json.loads((RESULTS / "traces" / "index.json").read_text(encoding="utf-8"))
@@ -484,6 +620,7 @@ def test_every_fixed_table_run_plays_to_its_recorded_totals(browser, site):
             v.seek(v.merged().length);
             out.push({fault, tier, current: document.querySelector(
                 '#fault-list button[aria-current=true]').dataset.fault,
+                caption: document.querySelector('#caption').innerText,
                 runs: [...document.querySelectorAll('article.run')].map(a => {
                     const g = (s) => a.querySelector(`[data-testid=${s}]`).dataset.value;
                     return {id: a.dataset.run, refunded: g('refunded'), verdict: g('verdict'),
@@ -493,6 +630,8 @@ def test_every_fixed_table_run_plays_to_its_recorded_totals(browser, site):
     seen = set()
     for view in got:
         assert view["current"] == view["fault"]
+        assert "\u2014 ." not in view["caption"], f"{view['fault']} is not described: " \
+                                                   f"{view['caption'][:80]}"
         assert len(view["runs"]) == len(index["systems"])
         for item, system in zip(view["runs"], index["systems"], strict=True):
             entry = want[(view["fault"], system, view["tier"])]
