@@ -23,15 +23,29 @@ LOCAL_NAME = re.compile(r"\b(s|c_\d+|n_\d+|b_\w+|at_\d+|tup_\d+|self_\w+|key_\d+
 BINDER = re.compile(r"\bfor \(?([\w, ]+)\)? in\b|\blambda ([\w, ]*):")
 
 
+_SCOPES = {}
+
+
+def local_scope(code):
+    """(free, bound): the local names generated code mentions without binding them, and
+    those it binds itself (in a for-clause or as a lambda parameter); remembered."""
+    got = _SCOPES.get(code)
+    if got is None:
+        names = set(LOCAL_NAME.findall(code))
+        bound = set()
+        if names:
+            for m in BINDER.finditer(code):
+                bound.update(n.strip() for n in (m.group(1) or m.group(2) or "").split(","))
+        if len(_SCOPES) > 50000:
+            _SCOPES.clear()
+        got = _SCOPES[code] = (frozenset(names - bound), frozenset(bound & names))
+    return got
+
+
 def has_free_local(code):
-    """Does generated code mention a local name it does not bind itself (in a for-clause
-    or as a lambda parameter)? Code without one is constant and may be folded."""
-    names = set(LOCAL_NAME.findall(code))
-    if not names:
-        return False
-    for m in BINDER.finditer(code):
-        names.difference_update(n.strip() for n in (m.group(1) or m.group(2) or "").split(","))
-    return bool(names) or "_rt.random" in code
+    """Does generated code mention a local name it does not bind itself? Code without
+    one is constant and may be folded."""
+    return bool(local_scope(code)[0]) or "_rt.random" in code
 
 
 SIMPLE_CODE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$|-?\d+$|'[^'\\\\]*'$|\(\)$")

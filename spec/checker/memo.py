@@ -23,7 +23,7 @@ as it was.
 """
 import re
 
-from .codegen import BINDER, LOCAL_NAME
+from .codegen import LOCAL_NAME, local_scope
 from .scope import DefB
 
 PRIMED = re.compile(r"\bn_\d+\b")
@@ -33,13 +33,6 @@ WORTH = re.compile(r"_rt\.|_ap\(|_isin\(|_eq\(| for |\brec_|lambda")
 
 STATE_NAME = re.compile(r"(c_\d+|p_\d+_\d+)$")
 NEXT_NAME = re.compile(r"n_\d+$")
-
-
-def bound_names(code):
-    names = set()
-    for m in BINDER.finditer(code):
-        names.update(n.strip() for n in (m.group(1) or m.group(2) or "").split(","))
-    return names
 
 
 class UnitMemos:
@@ -118,14 +111,16 @@ class LetMemo:
         reg = stack[-1]
         if code.isidentifier() or not WORTH.search(code) or "_rt.random" in code:
             return code
-        bound = bound_names(code)
-        free = set(LOCAL_NAME.findall(code)) - bound
+        free, bound = local_scope(code)
         if not free or not all(STATE_NAME.match(n) or (reg.next_fixed and NEXT_NAME.match(n))
                                for n in free):
             return code
-        canon = {}
-        shape = LOCAL_NAME.sub(lambda m: canon.setdefault(m.group(0), f"_#{len(canon)}")
-                               if m.group(0) in bound else m.group(0), code)
+        if bound:
+            canon = {}
+            shape = LOCAL_NAME.sub(lambda m: canon.setdefault(m.group(0), f"_#{len(canon)}")
+                                   if m.group(0) in bound else m.group(0), code)
+        else:
+            shape = code
         entry = reg.entries.get(shape)
         if entry is None:
             name = self.fresh("x")

@@ -10,6 +10,11 @@ versions of `tla`, `parstools` and Python and the package's location; later
 processes rebuild the parser from it in a few milliseconds. Any problem with
 the cache (unwritable folder, damaged file, other package layout) falls back
 to building the parser the package's own way.
+
+Parsed modules are kept the same way: the tree of a module text is pickled
+under trees/, named by a hash of the versions and the whole text, so an edited
+module is simply parsed again (a tree is about 100 KB; the folder may be
+deleted at any time).
 """
 import hashlib
 import os
@@ -23,13 +28,37 @@ from tla import _lre
 FORMAT = 2
 
 
-def cache_path():
+def version_tag():
     import parstools
     versions = f"{getattr(tla, '__version__', '?')}-{getattr(parstools, '__version__', '?')}"
-    tag = f"{FORMAT}-{versions}-{sys.version_info[0]}.{sys.version_info[1]}-{_lre.__file__}"
-    digest = hashlib.sha256(tag.encode()).hexdigest()[:16]
+    return f"{FORMAT}-{versions}-{sys.version_info[0]}.{sys.version_info[1]}-{_lre.__file__}"
+
+
+def cache_folder():
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "spec-checker", f"tla_tables_{digest}.pickle")
+    return os.path.join(base, "spec-checker")
+
+
+def cache_path():
+    digest = hashlib.sha256(version_tag().encode()).hexdigest()[:16]
+    return os.path.join(cache_folder(), f"tla_tables_{digest}.pickle")
+
+
+def tree_path(text):
+    """Where the tree of a module text is kept: named by the text and the versions."""
+    digest = hashlib.sha256((version_tag() + "\0" + text).encode()).hexdigest()[:32]
+    return os.path.join(cache_folder(), "trees", f"{digest}.pickle")
+
+
+def store(path, data):
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except OSError:
+        pass
 
 
 def dump_tables(gp):
@@ -90,13 +119,8 @@ def build_parser():
     if gp is None:
         gp = _lre.GeneratingParser()
         try:
-            data = pickle.dumps(dump_tables(gp), protocol=pickle.HIGHEST_PROTOCOL)
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            tmp = f"{path}.{os.getpid()}.tmp"
-            with open(tmp, "wb") as fh:
-                fh.write(data)
-            os.replace(tmp, path)
-        except (OSError, ValueError, TypeError, AttributeError):
+            store(path, pickle.dumps(dump_tables(gp), protocol=pickle.HIGHEST_PROTOCOL))
+        except (ValueError, TypeError, AttributeError):
             pass
     parser._lexer = _lre.OperatorLexer()
     parser._parser = gp
@@ -107,10 +131,28 @@ _PARSER = []
 
 
 def parse(text):
-    """tla.parse(text) with the cached parser."""
+    """tla.parse(text): the tree kept for this very text if there is one, else parsed
+    with the cached parser (and kept). A text that fails to parse is never kept."""
+    path = tree_path(text)
+    try:
+        with open(path, "rb") as fh:
+            return pickle.load(fh)
+    except (OSError, EOFError, ValueError, TypeError, AttributeError, ImportError,
+            pickle.UnpicklingError):
+        pass
     if not _PARSER:
         try:
             _PARSER.append(build_parser())
         except Exception:  # any surprise in the package's layout: its own way
             _PARSER.append(tla)
-    return _PARSER[0].parse(text)
+    tree = _PARSER[0].parse(text)
+    if tree is not None:
+        limit = sys.getrecursionlimit()
+        try:
+            sys.setrecursionlimit(max(limit, 20000))
+            store(path, pickle.dumps(tree, protocol=pickle.HIGHEST_PROTOCOL))
+        except (RecursionError, pickle.PicklingError, TypeError, AttributeError):
+            pass
+        finally:
+            sys.setrecursionlimit(limit)
+    return tree

@@ -46,3 +46,13 @@ def test_a_damaged_cache_is_rebuilt(tmp_path, monkeypatch):
     parser = parsecache.build_parser()
     assert trees(parser)[:2] == trees(tla._lre.Parser())[:2]
     assert path.read_bytes() != b"not a pickle"
+
+
+def test_trees_are_kept_per_text(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    one = "---- MODULE A ----\nVARIABLE x\nInit == x = 1\n====\n"
+    two = one.replace("x = 1", "x = 2")
+    first = parsecache.parse(one)
+    assert list((tmp_path / "spec-checker" / "trees").glob("*.pickle"))
+    assert parsecache.parse(one) == first                 # read back from the folder
+    assert parsecache.parse(two) == tla._lre.Parser().parse(two) != first
