@@ -236,8 +236,10 @@ def sweep(path: Path) -> dict[str, Any]:
 
 
 def coding_cells(doc: Any) -> list[dict[str, Any]]:
-    """The coding table's cells (a list, or under ``cells``/``rows``), each with its events."""
-    cells = doc if isinstance(doc, list) else (doc.get("cells") or doc.get("rows") or [])
+    """The coding table's cells (a list, or under ``traces``, as ``sim.coding`` writes them, or
+    ``cells``/``rows``), each with its events."""
+    cells = doc if isinstance(doc, list) else \
+        (doc.get("traces") or doc.get("cells") or doc.get("rows") or [])
     out = []
     for c in cells:
         if not isinstance(c, dict):

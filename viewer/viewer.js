@@ -31,7 +31,7 @@
     COMMITTED: [C.green, "\u2713"], REFUSED: [C.blue, "\u2298"], AMBIGUOUS: [C.orange, "?"],
   };
   const SHORT = { naive: "N", idempotency: "I", durable: "D", kernel: "K" };
-  const G = { laneH: 30, top: 34, unit: 19, hop: 0.32, cut: 400, cutW: 44 };
+  const G = { laneH: 25, top: 32, unit: 19, hop: 0.32, cut: 400, cutW: 44 };
   const REASONS = {
     ack: "the target acknowledged it",
     found_by_lookup: "a lookup found it had landed",
@@ -530,7 +530,10 @@
         S.story.replace(/^shrunk-/, "") + ")";
     } else head = (S.label || "Opened from a file") + ": " + shown.map((r) => r.id || r.system).join(", ");
     box.appendChild(el("b", {}, head));
-    box.appendChild(document.createTextNode(". Target: " + (D.tier_labels[S.tier] || S.tier) + "."));
+    const coding = shown.length && shown[0].coding;
+    box.appendChild(document.createTextNode(". Target: " + (coding
+      ? "a repository (a change already applied re-applies as a no-op; a lookup compares after-images)"
+      : D.tier_labels[S.tier] || S.tier) + "."));
     if (missing.length) {
       const why = S.source === "seed" ? " (it passed; its timeline is one command away: " +
         "python run_all.py --replay " + S.seed + " --system " + missing[0] + " --tier " +
@@ -1107,7 +1110,10 @@
   function entryText(entry) {
     if (!entry) return "";
     const bits = ["#" + entry.seq, entry.kind, "t=" + ms(entry.ts)];
-    if (entry.kind === "PROPOSED" && entry.payload) bits.push("$" + entry.payload.amount);
+    if (entry.kind === "PROPOSED" && entry.payload) {
+      if (entry.payload.amount !== undefined) bits.push("$" + entry.payload.amount);
+      else if (entry.payload.unit !== undefined) bits.push("change " + entry.payload.unit);
+    }
     if (entry.attempt) bits.push("attempt " + entry.attempt);
     if (entry.via) bits.push("via " + entry.via);
     if (entry.reason) bits.push(entry.reason);
@@ -1227,6 +1233,17 @@
 
   function renderMoney(p, n, done) {
     const run = p.run, box = p.money;
+    if (run.coding) {  // a coding-agents run moves no money: its outcome and the harm measured
+      if (p.moneyKey === "coding") return;
+      p.moneyKey = "coding";
+      box.textContent = "";
+      box.appendChild(el("h4", {}, "outcome"));
+      box.appendChild(el("div", {}, "changes: " + (run.outcome || "none")));
+      box.appendChild(el("div", {}, (run.reasons || []).length
+        ? "harm measured from the repository: " + run.reasons.join(", ")
+        : "no harm measured from the repository"));
+      return;
+    }
     const [sys, hand] = n > 0 ? moneyParts(run)[n - 1] : [0, 0];
     const amount = n > 0 && run.money ? run.money[n - 1] : sys + hand;
     const key = amount + "|" + sys + "|" + hand + "|" + done;

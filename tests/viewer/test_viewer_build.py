@@ -147,3 +147,24 @@ def test_failing_sweep_runs_replay_from_their_seeds_into_compact_chunks(tiny_res
     assert [(e["t"], e["actor"], e["kind"], e["label"]) for e in events] == \
         [(e["t"], e["actor"], e["kind"], e["label"]) for e in want["events"]]
     assert row[5][0] == want["refunded"] and codes[row[5][2]] == want["reasons"]
+
+
+def test_coding_cells_read_the_file_sim_coding_writes() -> None:
+    """``sim.coding`` writes ``{"scenario", "seed", "traces": [...]}``; every one of its cells
+    reaches the viewer with its events and journal (an empty list here once hid the whole
+    coding-agents section's content while the section itself still showed)."""
+    doc = {"scenario": "coding", "seed": 1, "traces": [
+        {"id": "kernel/rename_break", "row": "rename_break", "guarantee": "G4",
+         "system": "kernel", "harms": [], "lost": False, "outcomes": {"c1": "REFUSED"},
+         "events": [{"t": 0, "actor": "agent", "kind": "submit", "label": "change c1"}],
+         "journal": [{"seq": 0, "kind": "PROPOSED"}]}]}
+    cells = build.coding_cells(doc)
+    assert [c["id"] for c in cells] == ["kernel/rename_break"]
+    assert cells[0]["events"] == doc["traces"][0]["events"]
+    assert cells[0]["journal"] == doc["traces"][0]["journal"]
+    committed = ROOT / "results" / "coding" / "coding_traces.json"
+    if committed.exists():  # the committed data: one viewer cell per traced cell, none empty
+        real = json.loads(committed.read_text(encoding="utf-8"))
+        cells = build.coding_cells(real)
+        assert len(cells) == len(real["traces"]) > 0
+        assert all(c["events"] for c in cells)
