@@ -132,12 +132,20 @@ def shift(t: int | None, now: int) -> int:
     return -1 if t is None or t < 0 else t - now + ORIGIN
 
 
-def rec_at(e: Any, now: int) -> FnDict:
+def rec_key(e: Any, now: int) -> tuple[Any, ...] | None:
+    """The effect record's spec fields, time-shifted: (state, attempts, first, claim, executed)."""
     if e is None:
-        return NO_REC
+        return None
     claim = shift(e.claim_until, now) if e.attempts else 0  # 0: never sent
-    return record(st=str(e.state), pay=1, att=e.attempts, first=shift(e.first_sent_at, now),
-                  claim=claim, ex=str(e.executed))
+    return str(e.state), e.attempts, shift(e.first_sent_at, now), claim, str(e.executed)
+
+
+def rec_at(e: Any, now: int) -> FnDict:
+    key = rec_key(e, now)
+    if key is None:
+        return NO_REC
+    st, att, first, claim, ex = key
+    return record(st=st, pay=1, att=att, first=first, claim=claim, ex=ex)
 
 
 def spec_state(model, s: Step) -> tuple:
@@ -178,14 +186,6 @@ def outcome(s: Step) -> Outcome:
 
 PASSED_MAX = 50_000  # like the successor cache above: a few tens of MB at most
 _PASSED: set[tuple[Any, ...]] = set()  # keys of steps already found to be spec steps
-
-
-def rec_key(e: Any, now: int) -> tuple[Any, ...] | None:
-    """``rec_at`` as a plain tuple: the same fields, shifted the same way."""
-    if e is None:
-        return None
-    claim = shift(e.claim_until, now) if e.attempts else 0
-    return str(e.state), e.attempts, shift(e.first_sent_at, now), claim, str(e.executed)
 
 
 def step_key(model, s: Step) -> tuple[Any, ...]:

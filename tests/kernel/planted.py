@@ -13,8 +13,11 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from kernel import invariants
 
 ROOT = Path(__file__).resolve().parents[2]
 Bug = tuple[str, str, str, set[str]]  # file, snippet, replacement, invariants expected
@@ -42,3 +45,14 @@ def drive(base: Path, bugs: dict[str, Bug], driver: str) -> dict[str, list[dict[
     assert out.returncode == 0, out.stderr[-3000:]
     by_copy = {doc["copy"]: doc["cells"] for doc in map(json.loads, out.stdout.splitlines())}
     return {name: by_copy[str(path)] for name, path in copies.items()}
+
+
+def flagged(cells: list[dict[str, Any]],
+            where: Callable[[dict[str, Any]], str]) -> dict[str, list[str]]:
+    """invariant -> "<where the cell is>: <explanation>" for every violation the independent
+    layer (the repository's own kernel.invariants, never a planted copy's) finds in the cells."""
+    found: dict[str, list[str]] = {}
+    for cell in cells:
+        for v in invariants.check(cell["entries"], cell["history"], complete=True):
+            found.setdefault(v.invariant, []).append(f"{where(cell)}: {v.explanation}")
+    return found

@@ -23,7 +23,7 @@ import pytest
 import kernel
 from kernel import invariants
 from kernel.journal import Chain
-from tests.kernel.planted import drive
+from tests.kernel.planted import drive, flagged
 
 ROOT = Path(__file__).resolve().parents[2]
 STDLIB = {"__future__", "collections", "dataclasses", "hashlib", "json", "typing"}
@@ -113,12 +113,7 @@ def journals(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[dict[st
 
 def _flagged(cells: list[dict[str, Any]]) -> dict[str, list[str]]:
     """invariant -> the cells (fault/tier) where it was violated."""
-    found: dict[str, list[str]] = {}
-    for cell in cells:
-        for v in invariants.check(cell["entries"], cell["history"], complete=True):
-            found.setdefault(v.invariant, []).append(f"{cell['fault']}/{cell['tier']}: "
-                                                     f"{v.explanation}")
-    return found
+    return flagged(cells, lambda cell: f"{cell['fault']}/{cell['tier']}")
 
 
 def test_the_unmodified_kernels_journals_pass(journals: dict[str, Any]) -> None:
