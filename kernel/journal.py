@@ -143,9 +143,21 @@ def seal(body: Mapping[str, Any], seq: int, prev: str) -> tuple[dict[str, Any], 
     entry["seq"] = seq
     entry["prev"] = prev
     entry.pop("hash", None)
-    unsigned = canonical(entry)
-    entry["hash"] = hashlib.sha256(unsigned).hexdigest()
-    line = canonical(entry)
+    # One canonical encoding, in two halves: the members sorting before "hash" and those
+    # after it (seq and prev are always there). Top-level keys compare with "hash" alike in
+    # UTF-16 and code-point order, so the halves joined are canonical(entry) byte for byte
+    # and the hash member goes between them.
+    try:
+        low = {k: v for k, v in entry.items() if k < "hash"}
+    except TypeError:  # a key that is not a string: canonical says why there is no form
+        canonical(entry)
+        raise
+    before = canonical(low)[:-1]
+    after = canonical({k: v for k, v in entry.items() if k > "hash"})[1:]
+    head = before + b"," if len(before) > 1 else before
+    digest = hashlib.sha256(head + after).hexdigest()
+    entry["hash"] = digest
+    line = b"%s\"hash\":\"%s\",%s" % (head, digest.encode(), after)
     if len(line) > MAX_LINE:
         raise KernelError(f"entry {seq} would be a line of {len(line):,} bytes: longer than "
                           f"the journal's limit of {MAX_LINE:,}")
