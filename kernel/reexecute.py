@@ -267,9 +267,24 @@ def _first_difference(expected: Mapping[str, Any], recorded: Mapping[str, Any],
             inner = _first_difference(want, got, where + ".")
             if inner:
                 return inner
-        elif want != got or type(want) is not type(got):
+        elif not _same(want, got):
             return where, want, got
     return None
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Type-exact equality of JSON values: unlike ``==``, true is not 1 and 5.0 is not 5,
+    at any depth (a recorded value of another JSON type is a divergence, never a match)."""
+    if a is b:
+        return True
+    kind = type(a)
+    if kind is not type(b):
+        return False
+    if kind is dict:
+        return a.keys() == b.keys() and all(_same(v, b[k]) for k, v in a.items())
+    if kind is list or kind is tuple:
+        return len(a) == len(b) and all(map(_same, a, b))
+    return bool(a == b)
 
 
 def _how(field: str, effect: Effect | None, event: Event, entry: Entry,
@@ -347,7 +362,8 @@ def reexecute_entry(effect: Effect | None, entry: Entry, ctx: Context | None = N
         raise Divergence("silent_kernel", "kind", f"the kernel writes nothing at ts "
                          f"{entry['ts']}: {_silence(effect, result.commands)}")
     expected = appended[0]
-    if len(expected) + 3 != len(entry) or not expected.items() <= entry.items():
+    if len(expected) + 3 != len(entry) or not all(
+            _same(v, entry.get(k, ...)) for k, v in expected.items()):
         _compare(effect, event, entry, expected)
     return result.effect
 
