@@ -149,12 +149,50 @@ class Proposal:
         if not isinstance(self.premises, Mapping):
             raise KernelError("premises must be a mapping of fact name to expected value")
         self.timing.validate(self.capabilities)
-        recordable(dict(self.premises), self.lease, self.target)  # what is accepted is read back
-        object.__setattr__(self, "effect_id", effect_id(self.payload, self.key))
-        object.__setattr__(self, "payload_digest", payload_digest(self.payload))
+        memo = _memo_key(self)
+        ids = _CHECKED.get(memo) if memo is not None else None
+        if ids is None:
+            recordable(dict(self.premises), self.lease, self.target)  # accepted = read back
+            ids = effect_id(self.payload, self.key), payload_digest(self.payload)
+            if memo is not None:
+                if len(_CHECKED) >= _CHECKED_MAX:
+                    _CHECKED.clear()  # bounded
+                _CHECKED[memo] = ids
+        object.__setattr__(self, "effect_id", ids[0])
+        object.__setattr__(self, "payload_digest", ids[1])
         object.__setattr__(self, "premise_names", tuple(sorted(self.premises)))
         object.__setattr__(self, "recorded_setup",
                            (self.capabilities.as_json(), self.timing.as_json()))
+
+
+# Proposals of flat values already checked and named: (payload, key, premises, lease,
+# target) spelled member by member with each value's type -> (effect id, payload digest).
+# A sweep proposes the same few decisions over and over; hashing them again is the cost.
+_CHECKED: dict[tuple[Any, ...], tuple[str, str]] = {}
+_CHECKED_MAX = 4_096
+
+
+def _flat(value: Any) -> tuple[Any, ...] | None:
+    """A dict of strings, ints, bools and None as (name, type, value) triples; else None."""
+    if type(value) is not dict:
+        return None
+    out = []
+    for k, v in value.items():
+        kind = type(v)
+        if kind is not str and kind is not int and kind is not bool and v is not None:
+            return None
+        out.append((k, kind, v))
+    return tuple(out)
+
+
+def _memo_key(p: Proposal) -> tuple[Any, ...] | None:
+    """The memo key of a proposal's checked values, or None when they are not all flat."""
+    payload, premises = _flat(p.payload), _flat(p.premises)
+    key = () if p.key is None else _flat(p.key)
+    if payload is None or premises is None or key is None or type(p.lease) is not str \
+            or type(p.target) is not str:
+        return None
+    return payload, p.key is None, key, premises, p.lease, p.target
 
 
 @dataclass(frozen=True, slots=True)
