@@ -13,7 +13,7 @@ import time
 from array import array
 
 from .errors import TLAError
-from .values import FnDict, ModelValue, sort_key
+from .symmetry import representative
 
 PY_ERRORS = (TypeError, KeyError, IndexError, ValueError, ZeroDivisionError, RecursionError,
              AttributeError, NameError)
@@ -86,65 +86,14 @@ def sharer(n):
 
 
 def canonicaliser(model):
-    """key(state): the state, its VIEW, and/or its symmetry representative.
-
-    The representative of a state is the permuted copy with the smallest hash (ties
-    broken by the value order), which is the same for every state of an orbit.
-    """
+    """key(state): the state, its VIEW, and/or its symmetry representative (symmetry.py)."""
     view = model.view_fn
-    maps = model.symmetry
-    if not maps and view is None:
-        return None
-
-    perms = [permuter(m) for m in maps]
-
-    def rep(state):
-        if perms:
-            best, best_hash = None, None
-            for perm in perms:
-                cand = perm(state)
-                h = hash(cand)
-                if best is None or h < best_hash or (
-                        h == best_hash and cand != best and sort_key(cand) < sort_key(best)):
-                    best, best_hash = cand, h
-            state = best
-        return view(state) if view is not None else state
-    return rep
-
-
-def permuter(m):
-    """perm(state): the state with model values renamed by m. States are shared (one
-    object per distinct variable value), so each variable's value is permuted once and
-    remembered by identity (the memo keeps the object alive, so ids are not reused)."""
-    memo = {}
-    inner = {}  # sets and functions by value: their hashes are cached, lookups cheap
-
-    def deep(v):
-        c = v.__class__
-        if c is ModelValue:
-            return m.get(v, v)
-        if c is tuple:
-            return tuple([deep(e) for e in v])
-        if c is frozenset or c is FnDict:
-            r = inner.get(v)
-            if r is None:
-                if c is frozenset:
-                    r = frozenset([deep(e) for e in v])
-                else:
-                    r = FnDict({deep(k): deep(x) for k, x in v.d.items()})
-                inner[v] = r
-            return r
-        return v
-
-    def perm(state):
-        out = []
-        for v in state:
-            hit = memo.get(id(v))
-            if hit is None or hit[0] is not v:
-                hit = memo[id(v)] = (v, deep(v))
-            out.append(hit[1])
-        return tuple(out)
-    return perm
+    rep = representative(model.symmetry)
+    if rep is None:
+        return view
+    if view is None:
+        return rep
+    return lambda state: view(rep(state))
 
 
 class Explorer:

@@ -391,8 +391,9 @@ class Graph:
         if got is None:
             s, out = self.states[i], []
             self.model.next_fn(s, out.append)
-            got = self.real[i] = [(ex.seen[ex.key(t)], t) for t in out
-                                  if ex.in_model(s, t) and ex.key(t) in ex.seen]
+            seen, key = ex.seen, ex.key
+            got = self.real[i] = [(j, t) for t in out if ex.in_model(s, t)
+                                  and (j := seen.get(key(t))) is not None]
         return got
 
     def steps_without(self, fns):
