@@ -61,52 +61,82 @@ def smallest(perms):
 
 
 def sorting(classes):
-    """rep(state) for the full symmetric group of each class, by signature order."""
+    """rep(state) for the full symmetric group of each class, by signature order.
+
+    What a renaming does to one variable's value is remembered per value object (states
+    share them): its signature vector per class, its images and whether swaps fix it."""
     anon = {v: ModelValue(f" anon{i}") for i, c in enumerate(classes) for v in c}
-    markers = {v: permuter({**anon, v: ModelValue(f" mark{i}")}, merging=True)
-               for i, c in enumerate(classes) for v in c}
-    renamings, swaps = {}, {}
+    marks = [[renamer({**anon, v: ModelValue(f" mark{i}")}, merging=True) for v in c]
+             for i, c in enumerate(classes)]
+    renamers = {}
+    facts = {}
 
-    def fixed(group, state):  # do the swaps of neighbours in `group` all leave state as is?
-        for a, b in zip(group, group[1:], strict=False):
-            swap = swaps.get((a, b))
-            if swap is None:
-                swap = swaps[(a, b)] = permuter({a: b, b: a})
-            if swap(state) != state:
-                return False
-        return True
+    def fact(x):  # (x, [per class: tuple of the signature of each value], {key: image})
+        f = facts.get(id(x))
+        if f is None or f[0] is not x:
+            f = facts[id(x)] = (x, [tuple([hash(mk(x)) for mk in row]) for row in marks], {})
+        return f
 
-    def orders(c, state):  # the orders of c's values that signatures allow
-        keyed = sorted((hash(markers[v](state)), j) for j, v in enumerate(c))
+    def image(f, key):  # key: ("swap", a, b) or the values mapped onto the classes in order
+        got = f[2].get(key)
+        if got is None:
+            fn = renamers.get(key)
+            if fn is None:
+                if key[0] == "swap":
+                    mapping = {key[1]: key[2], key[2]: key[1]}
+                else:
+                    flat = [v for c in classes for v in c]
+                    mapping = dict(zip(key, flat, strict=True))
+                fn = renamers[key] = renamer(mapping)
+            got = f[2][key] = fn(f[0])
+        return got
+
+    def fixed(group, fs):  # do swaps of neighbours in `group` leave every value as is?
+        return all(image(f, ("swap", a, b)) == f[0]
+                   for a, b in zip(group, group[1:], strict=False) for f in fs)
+
+    def orders(ci, c, fs):  # the orders of c's values that signatures allow
+        keyed = sorted(zip(zip(*[f[1][ci] for f in fs], strict=True), range(len(c))))
         out = [()]
         for _, grp in groupby(keyed, key=lambda x: x[0]):
             group = tuple(c[j] for _, j in grp)
-            options = [group] if len(group) == 1 or fixed(group, state) \
+            options = [group] if len(group) == 1 or fixed(group, fs) \
                 else list(permutations(group))
             out = [o + opt for o in out for opt in options]
         return out
 
     def rep(state):
-        cands = []
-        for combo in product(*[orders(c, state) for c in classes]):
-            key = sum(combo, ())
-            perm = renamings.get(key)
-            if perm is None:
-                perm = renamings[key] = permuter(
-                    {v: c[j] for c, order in zip(classes, combo, strict=True)
-                     for j, v in enumerate(order)})
-            cands.append(perm)
-        return cands[0](state) if len(cands) == 1 else smallest(cands)(state)
+        fs = [fact(x) for x in state]
+        keys = [sum(combo, ()) for combo in
+                product(*[orders(ci, c, fs) for ci, c in enumerate(classes)])]
+        if len(keys) == 1:
+            return tuple([image(f, keys[0]) for f in fs])
+        return smallest([lambda _, k=k: tuple([image(f, k) for f in fs]) for k in keys])(state)
     return rep
 
 
-def permuter(m, merging=False):
+def permuter(m):
     """perm(state): the state with model values renamed by m. States are shared (one
-    object per distinct variable value), so each variable's value is permuted once and
-    remembered by identity (the memo keeps the object alive, so ids are not reused).
-    A map that merges values (signatures) turns functions into sets of pairs, so that two
-    keys renamed alike cannot make the result depend on the order of a dict."""
+    object per distinct variable value), so each variable's value is renamed once and
+    remembered by identity (the memo keeps the object alive, so ids are not reused)."""
     memo = {}
+    deep = renamer(m)
+
+    def perm(state):
+        out = []
+        for v in state:
+            hit = memo.get(id(v))
+            if hit is None or hit[0] is not v:
+                hit = memo[id(v)] = (v, deep(v))
+            out.append(hit[1])
+        return tuple(out)
+    return perm
+
+
+def renamer(m, merging=False):
+    """deep(value): the value with model values renamed by m. A map that merges values
+    (signatures) turns functions into sets of pairs, so that two keys renamed alike cannot
+    make the result depend on the order of a dict."""
     inner = {}  # sets and functions by value: their hashes are cached, lookups cheap
 
     def deep(v):
@@ -127,13 +157,4 @@ def permuter(m, merging=False):
                 inner[v] = r
             return r
         return v
-
-    def perm(state):
-        out = []
-        for v in state:
-            hit = memo.get(id(v))
-            if hit is None or hit[0] is not v:
-                hit = memo[id(v)] = (v, deep(v))
-            out.append(hit[1])
-        return tuple(out)
-    return perm
+    return deep
