@@ -19,6 +19,9 @@ PY_ERRORS = (TypeError, KeyError, IndexError, ValueError, ZeroDivisionError, Rec
              AttributeError, NameError)
 
 
+KNOWN_MAX = 400000  # successors remembered as generated (forgotten all at once beyond)
+
+
 class Result:
     """Outcome of a run; `to_json()` gives the CLI's JSON object."""
 
@@ -108,6 +111,14 @@ class Explorer:
         self.edges = [] if keep_edges else None
         self.generated = 0
         self.key = canonicaliser(model)
+        self.known = {}  # successors met before, as generated -> index (saves their key)
+
+    def index(self, t):
+        """The index of the state whose class t belongs to, or None."""
+        if self.key is None:
+            return self.seen.get(t)
+        got = self.known.get(t)
+        return self.seen.get(self.key(t)) if got is None else got
 
     def first_bad_invariant(self, state):
         for name, inv in self.model.invariants:
@@ -177,6 +188,7 @@ class Explorer:
         succ = []
         emit = succ.append
         fast = not constrained and key is None and not keep
+        known = self.known
         share = sharer(len(m.var_names))
         if fast:  # a set is enough: a state's index is its position in `states`
             seen = self.seen = set(seen)
@@ -237,15 +249,23 @@ class Explorer:
                     if bad:
                         return ("invariant", bad, idx, t)
                     continue
-                if key is not None:
-                    t = share(t)
-                k = t if key is None else key(t)
                 n = len(states)
-                got = seen.get(k)
-                if got is None:
-                    if key is None:
-                        t = k = share(t)
-                    seen[k] = n
+                if key is None:
+                    got = seen.get(t)
+                    if got is None:
+                        t = share(t)
+                        seen[t] = n
+                else:
+                    t = share(t)
+                    got = known.get(t)
+                    if got is None:
+                        k = key(t)
+                        got = seen.get(k)
+                        if got is None:
+                            seen[k] = n
+                        if len(known) >= KNOWN_MAX:
+                            known.clear()
+                        known[t] = n if got is None else got
                 if keep:
                     out_edges.append(n if got is None else got)
                 if got is not None:

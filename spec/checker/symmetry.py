@@ -137,7 +137,8 @@ def renamer(m, merging=False):
     """deep(value): the value with model values renamed by m. A map that merges values
     (signatures) turns functions into sets of pairs, so that two keys renamed alike cannot
     make the result depend on the order of a dict."""
-    inner = {}  # sets and functions by value: their hashes are cached, lookups cheap
+    inner = {}  # sets and functions by value: their hashes are cached
+    mine = {}   # ... and by identity, cheaper still (parts of a set are shared objects)
 
     def deep(v):
         c = v.__class__
@@ -146,6 +147,9 @@ def renamer(m, merging=False):
         if c is tuple:
             return tuple([deep(e) for e in v])
         if c is frozenset or c is FnDict:
+            hit = mine.get(id(v))
+            if hit is not None and hit[0] is v:
+                return hit[1]
             r = inner.get(v)
             if r is None:
                 if c is frozenset:
@@ -155,6 +159,7 @@ def renamer(m, merging=False):
                 else:
                     r = FnDict({deep(k): deep(x) for k, x in v.d.items()})
                 inner[v] = r
+            mine[id(v)] = (v, r)
             return r
         return v
     return deep
