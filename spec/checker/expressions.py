@@ -390,8 +390,11 @@ class ExpressionCompiler:
             raise self.err(f"temporal operator {op} used inside an expression (level error)",
                            node, env)
         if len(args) == 2 and op in SIMPLE_BINARY:
-            if op == "\\X":
-                pass
+            if op in ("\\in", "\\notin") and name_of(args[1]) == "OperatorApplication" \
+                    and canonical_op(args[1].operator) == "DOMAIN" and args[1].arguments:
+                a, f = (self.ex(x, env, cx) for x in (args[0], args[1].arguments[0]))
+                test = f"_rt.in_dom({a}, {f})"
+                return test if op == "\\in" else f"(not {test})"
             a, b = (self.ex(x, env, cx) for x in args)
             if op in ("=", "#") and SIMPLE_CODE.match(a) and SIMPLE_CODE.match(b):
                 ca, cb = class_code(a, self.ns), class_code(b, self.ns)

@@ -220,6 +220,23 @@ def domain(f):
     raise TLAError(f"DOMAIN of the non-function {show(f)}")
 
 
+def in_dom(x, f):
+    """x \\in DOMAIN f without building the domain (the same answers and errors)."""
+    c = f.__class__
+    if c is FnDict:
+        d = f.d
+        if x in d:
+            return True
+        for e in d:  # as isin: TLC's error when x cannot be compared with the keys
+            if e.__class__ is not x.__class__:
+                check_comparable(x, e)
+            break
+        return False
+    if c is tuple and x.__class__ is int:
+        return 0 < x <= len(f)
+    return isin(x, domain(f))
+
+
 def fn(keys, body):
     """[x \\in S |-> body(x)] with keys already enumerated."""
     return make_fn({k: body(k) for k in keys})
