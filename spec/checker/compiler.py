@@ -85,6 +85,7 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
         self.fold_cache = {}
         self.hoists = []
         self.unroll_factor = 1
+        self.frames = []  # the binders whose body is being compiled (memo.py)
         self.ns["_NOV"] = NOV
         for fname in dir(rt):
             if not fname.startswith("_"):
@@ -130,14 +131,16 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
         """
         self.hoists.append({})
         try:
-            lines = self.memo_body(compile_body, params)
+            with self.frame_barrier():
+                lines = self.memo_body(compile_body, params)
         finally:
             found = self.hoists.pop()
         prologue = []
         if found:
             self.hoists.append(None)
             try:
-                slow_lines = self.memo_body(compile_body, params)
+                with self.frame_barrier():
+                    slow_lines = self.memo_body(compile_body, params)
             finally:
                 self.hoists.pop()
             slow = fname + "_plain"
@@ -193,7 +196,8 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
         """Evaluate a constant-level expression now (NeedsState if it is not)."""
         self.hoists.append(None)
         try:
-            code = self.ex(node, env, Cx("const"))
+            with self.frame_barrier():
+                code = self.ex(node, env, Cx("const"))
         finally:
             self.hoists.pop()
         fname = self.fresh("const")
@@ -389,7 +393,8 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
             self.const_cache[key] = None
             self.keepalive.append(binding)
             try:
-                code = self.recfn_code(binding, Cx("const"))
+                with self.frame_barrier():
+                    code = self.recfn_code(binding, Cx("const"))
                 fname = self.fresh("rfconst")
                 value = self.build(f"def {fname}():\n    return {code}", fname)()
                 self.const_cache[key] = self.inject(value, binding.node.name)
@@ -475,6 +480,7 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
             py = self.fresh("p_" + p.operator)
             env[p.operator] = LocalB(py)
             pys.append(py)
+        saved_frames, self.frames = self.frames, []
         try:
             self.hoists.append(None)
             self.no_unit_memos()
@@ -488,6 +494,7 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
         finally:
             self.hoists.pop()
             self.memo_units.pop()
+            self.frames = saved_frames
         free = sorted({m for m in LOCAL_NAME.findall(body)
                        if FRESH_SUFFIX.search(m) and int(FRESH_SUFFIX.search(m).group(1)) <= start
                        and not m.startswith(("rec_", "enabled_", "c_", "n_", "tlc_print"))})

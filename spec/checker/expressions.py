@@ -47,8 +47,13 @@ class ExpressionCompiler:
         if method is None:
             raise self.err(f"unsupported construct {kind}", node, env)
         code = method(node, env, cx)
-        if kind in FOLDABLE and cx.mode != "const":
-            return self.unit_memo(self.fold_code(code), cx)
+        if kind in FOLDABLE:
+            if cx.mode != "const":
+                code = self.fold_code(code)
+                memo = self.unit_memo(code, cx)
+                if memo is not code:
+                    return memo
+            return self.loop_memo(code, cx)
         return code
 
     def fold_code(self, code):
@@ -267,9 +272,10 @@ class ExpressionCompiler:
                 return "True" if node.quantifier == "\\A" else "False"
             return "(" + joiner.join(parts) + ")"
         headers, env2, cx2 = self.bind_decls(node.declarations, env, cx)
-        body = self.ex(node.predicate, env2, cx2)
+        with self.binder(cx) as frame:
+            body = self.ex(node.predicate, env2, cx2)
         fn = "all" if node.quantifier == "\\A" else "any"
-        return f"{fn}({body} {' '.join(headers)})"
+        return self.framed(frame, f"{fn}({body} {' '.join(headers)})")
 
     def ex_SetSlice(self, node, env, cx):
         headers, env2, cx2 = self.bind_decls([node.declaration], env, cx)
@@ -278,24 +284,27 @@ class ExpressionCompiler:
             elem = headers[0].split()[1]
         else:
             elem = env2[target.operator].pyname
-        body = self.ex(node.predicate, env2, cx2)
+        with self.binder(cx) as frame:
+            body = self.ex(node.predicate, env2, cx2)
         eager = f"frozenset([{elem} {' '.join(headers)} if {body}])"
         set_code = self.ex(node.declaration.arguments[1], env, cx)
         value = self.ns.get(set_code)
         if name_of(target) != "Tuple" and isinstance(value, LazySet) and not value.finite:
-            return f"_rt.filter_set({set_code}, lambda {elem}: {body})"
-        return eager
+            return self.framed(frame, f"_rt.filter_set({set_code}, lambda {elem}: {body})")
+        return self.framed(frame, eager)
 
     def ex_SetComprehension(self, node, env, cx):
         headers, env2, cx2 = self.bind_decls(node.declarations, env, cx)
-        body = self.ex(node.item, env2, cx2)
-        return f"_rt.mkset([{body} {' '.join(headers)}])"
+        with self.binder(cx) as frame:
+            body = self.ex(node.item, env2, cx2)
+        return self.framed(frame, f"_rt.mkset([{body} {' '.join(headers)}])")
 
     def ex_Function(self, node, env, cx):
         headers, env2, cx2 = self.bind_decls(node.declaration, env, cx)
         key = self.decl_key(node.declaration, env2, headers)
-        body = self.ex(node.value, env2, cx2)
-        return f"_rt.make_fn({{{key}: {body} {' '.join(headers)}}})"
+        with self.binder(cx) as frame:
+            body = self.ex(node.value, env2, cx2)
+        return self.framed(frame, f"_rt.make_fn({{{key}: {body} {' '.join(headers)}}})")
 
     def decl_key(self, decls, env2, headers):
         names = []
@@ -324,14 +333,18 @@ class ExpressionCompiler:
             pys = [self.fresh("b_" + i.operator) for i in target.items]
             for i, py in zip(target.items, pys, strict=False):
                 env2[i.operator] = LocalB(py)
-            body = self.ex(node.predicate, env2, cx.but(locals=cx.locals + tuple(pys)))
+            with self.binder(cx) as frame:
+                body = self.ex(node.predicate, env2, cx.but(locals=cx.locals + tuple(pys)))
             pred = f"lambda {tmp}: [{body} for ({', '.join(pys)},) in ({tmp},)][0]"
         else:
             py = self.fresh("b_" + target.operator)
             env2[target.operator] = LocalB(py)
-            body = self.ex(node.predicate, env2, cx.but(locals=cx.locals + (py,)))
+            with self.binder(cx) as frame:
+                body = self.ex(node.predicate, env2, cx.but(locals=cx.locals + (py,)))
             pred = f"lambda {py}: {body}"
-        return f"_rt.choose({s}, {pred})"
+        if body == "True":  # CHOOSE x \\in S : TRUE is the least element in TLC's order
+            return f"_rt.choose_least({s})"
+        return self.framed(frame, f"_rt.choose({s}, {pred})")
 
     def ex_SubscriptedAction(self, node, env, cx):
         if cx.mode != "action":

@@ -5,6 +5,7 @@ functions for everything that is not a plain Python operator: equality with
 TLC's kind checks, function application, EXCEPT, set construction, the
 standard-module operators. Every failure raises TLAError.
 """
+from itertools import chain as _chain
 from itertools import permutations as _perms
 
 from .errors import TLAError
@@ -58,6 +59,8 @@ def isin(x, s):
 
 def mkset(items):
     s = frozenset(items)
+    if len(s) < 2:
+        return s
     it = iter(s)
     first = next(it, None)
     if first is not None:
@@ -96,6 +99,8 @@ def filter_set(s, pred):
 
 
 def diff(a, b):
+    if a.__class__ is frozenset and b.__class__ is frozenset:
+        return a - b
     if isinstance(a, LazySet) and not a.finite:
         return FilterSet(a, lambda x: not member(x, b))
     if b.__class__ is not frozenset:
@@ -283,6 +288,9 @@ def recset(pairs):
     return RecSet(dict(pairs))
 
 
+_SCALARS = frozenset([int, str, bool])
+
+
 def choose(s, pred):
     """CHOOSE x \\in s : pred, the first element in TLC's order that satisfies pred.
     The elements are tested unsorted first: when one satisfies it, it is the answer
@@ -294,13 +302,45 @@ def choose(s, pred):
     except (TLAError, TypeError, KeyError, IndexError, ValueError, ZeroDivisionError):
         found = None
     if found:
-        return found[0] if len(found) == 1 else min(found, key=sort_key)
+        return found[0] if len(found) == 1 else least(found)
     if found is None:
         for x in sorted(items, key=sort_key):
             if pred(x):
                 return x
     raise TLAError("Attempted to compute the value of an expression of form CHOOSE x \\in S: P, "
                    "but no element of S satisfied P")
+
+
+def least(items):
+    """The least of a non-empty collection in TLC's order (values.sort_key). Python's own
+    order agrees with it on integers, on strings, and on tuples of one length whose
+    components are integers, strings or booleans (TLC compares components position by
+    position, so a position holding booleans in one and integers in another is an error
+    in TLC wherever it decides the order)."""
+    try:
+        m = min(items)
+    except TypeError:
+        return min(items, key=sort_key)
+    c = m.__class__
+    if c is int or c is str:
+        return m
+    if c is tuple:
+        n = len(m)
+        for e in items:
+            if e.__class__ is not tuple or len(e) != n:
+                break
+        else:
+            if set(map(type, _chain.from_iterable(items))) <= _SCALARS:
+                return m
+    return min(items, key=sort_key)
+
+
+def choose_least(s):
+    """CHOOSE x \\in s : TRUE: the least element of s in TLC's order."""
+    items = enum(s)
+    if not items:
+        return choose(items, lambda x: True)  # TLC's error for the empty set
+    return least(items)
 
 
 def once(memo, thunk):
