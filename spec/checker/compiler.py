@@ -55,6 +55,7 @@ from .scope import (
 from .values import FnDict
 
 FRESH_SUFFIX = re.compile(r"_(\d+)$")
+FIELD_KEY = re.compile(r"'[A-Za-z_][A-Za-z0-9_]{0,30}'$")
 __all__ = ["Compiler", "NeedsState", "name_of", "BUILTIN_FUNCS", "BUILTIN_HIGHER",
            "BUILTIN_VALUES"]
 
@@ -145,13 +146,20 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
                 self.hoists.pop()
             slow = fname + "_plain"
             self.build("\n".join([f"def {slow}({params}):"] + indent(head + slow_lines)), slow)
-            need = {}
+            need, fields = {}, {}
             for i, k in found:
-                need[i] = max(need.get(i, 0), k)
-            test = " or ".join(f"c_{i}.__class__ is not tuple or len(c_{i}) < {k}"
-                               for i, k in sorted(need.items()))
-            prologue = [f"if {test}:", f"    return {slow}({params})"]
-            prologue += [f"{name} = c_{i}[{k - 1}]" for (i, k), name in sorted(found.items())]
+                if k.__class__ is int:
+                    need[i] = max(need.get(i, 0), k)
+                else:
+                    fields.setdefault(i, []).append(k)
+            tests = [f"c_{i}.__class__ is not tuple or len(c_{i}) < {k}"
+                     for i, k in sorted(need.items())]
+            tests += [f"c_{i}.__class__ is not _FnDict" + "".join(
+                f" or {k!r} not in c_{i}.d" for k in sorted(ks)) for i, ks in sorted(fields.items())]
+            prologue = [f"if {' or '.join(tests)}:", f"    return {slow}({params})"]
+            prologue += [f"{name} = c_{i}[{k - 1}]" if k.__class__ is int else
+                         f"{name} = c_{i}.d[{k!r}]"
+                         for (i, k), name in sorted(found.items(), key=lambda e: e[1])]
         src = "\n".join([f"def {fname}({params}):"] + indent(head + prologue + lines))
         return self.build(src, fname)
 
@@ -171,6 +179,9 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
         if found is not None and VAR_CODE.match(f) and key.isdigit() and 0 < int(key) < 64:
             slot = (int(f[2:]), int(key))
             return found.setdefault(slot, f"p_{slot[0]}_{slot[1]}")
+        if found is not None and VAR_CODE.match(f) and FIELD_KEY.match(key):
+            slot = (int(f[2:]), key[1:-1])  # a record field of a state variable
+            return found.setdefault(slot, f"p_{slot[0]}_{len(found)}_{slot[1]}")
         return apply_code(f, key)
 
     # --- units ------------------------------------------------------------

@@ -130,12 +130,7 @@ class ExpressionCompiler:
         return self.memo_wrap(memos, self.ex(node.expression, env2, self.memo_locals(memos, cx)))
 
     def ex_Field(self, node, env, cx):
-        r = self.ex(node.expression, env, cx)
-        if r.isidentifier():
-            key = repr(node.name)
-            return f"({r}.d[{key}] if {r}.__class__ is _FnDict and {key} in {r}.d " \
-                   f"else _ap({r}, {key}))"
-        return f"_ap({r}, {node.name!r})"
+        return self.apply_code(self.ex(node.expression, env, cx), repr(node.name))
 
     def ex_FunctionApplication(self, node, env, cx):
         f = self.ex(node.function, env, cx)

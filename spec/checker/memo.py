@@ -30,11 +30,22 @@ from .scope import DefB
 PRIMED = re.compile(r"\bn_\d+\b")
 FRESH = re.compile(r"\b([A-Za-z]\w*?)_(\d+)\b")
 WORTH = re.compile(r"_rt\.|_ap\(|_isin\(|_eq\(| for |\brec_|lambda")
+# the slow branch of an inlined lookup or comparison of plain names (codegen.apply_code,
+# ex_Field, =, \in a constant set): code that is nothing more is not worth a memo
+_ATOM = r"(?:\w+|'[^'\\]*'|-?\d+)"
+CHEAP_FALLBACK = re.compile(rf"else _ap\(\w+, {_ATOM}\)|else _eq\({_ATOM}, {_ATOM}\)"
+                            rf"|or _isin\({_ATOM}, \w+\)")
+
+
+def worth(code):
+    """Is evaluating code more than a lookup or a comparison (so a memo pays)?"""
+    return WORTH.search(CHEAP_FALLBACK.sub("", code)) is not None
+
 
 
 LOOP_WORTH = re.compile(r"_rt\.| for |\brec_|lambda|\benabled_")  # more than a lookup
 MEMO_USE = re.compile(r"\(x_(\d+)\[0\] if x_\1 else _rt\.once\(x_\1, lambda: .*\)\)$", re.S)
-STATE_NAME = re.compile(r"(c_\d+|p_\d+_\d+)$")
+STATE_NAME = re.compile(r"(c_\d+|p_\d+_\w+)$")
 NEXT_NAME = re.compile(r"n_\d+$")
 
 
@@ -75,7 +86,7 @@ class LetMemo:
         Names made fresh while compiling this mention (counter above start) are
         renamed by order of appearance before two mentions' codes are compared."""
         memo = getattr(binding, "memo", None)
-        if memo is None or not WORTH.search(code):
+        if memo is None or not worth(code):
             return code
         if memo.statement and PRIMED.search(code):
             return code
@@ -110,7 +121,7 @@ class LetMemo:
         if not stack or stack[-1] is None or cx.mode not in ("state", "action"):
             return code
         reg = stack[-1]
-        if code.isidentifier() or not WORTH.search(code) or "_rt.random" in code:
+        if code.isidentifier() or not worth(code) or "_rt.random" in code:
             return code
         free, bound = local_scope(code)
         if not free or not all(STATE_NAME.match(n) or (reg.next_fixed and NEXT_NAME.match(n))

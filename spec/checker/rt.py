@@ -175,6 +175,8 @@ def ints(*vs):
 
 
 def idiv(a, b):
+    if a.__class__ is int and b.__class__ is int and b > 0:
+        return a // b
     ints(a, b)
     if b == 0:
         raise TLAError("division by zero (\\div)")
@@ -182,6 +184,8 @@ def idiv(a, b):
 
 
 def imod(a, b):
+    if a.__class__ is int and b.__class__ is int and b > 0:
+        return a % b
     ints(a, b)
     if b <= 0:
         raise TLAError(f"The second argument of % should be a positive number, not {b}")
