@@ -155,7 +155,8 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
             tests = [f"c_{i}.__class__ is not tuple or len(c_{i}) < {k}"
                      for i, k in sorted(need.items())]
             tests += [f"c_{i}.__class__ is not _FnDict" + "".join(
-                f" or {k!r} not in c_{i}.d" for k in sorted(ks)) for i, ks in sorted(fields.items())]
+                f" or {k!r} not in c_{i}.d" for k in sorted(ks))
+                for i, ks in sorted(fields.items())]
             prologue = [f"if {' or '.join(tests)}:", f"    return {slow}({params})"]
             prologue += [f"{name} = c_{i}[{k - 1}]" if k.__class__ is int else
                          f"{name} = c_{i}.d[{k!r}]"

@@ -401,6 +401,10 @@ class ExpressionCompiler:
             if op == "\\X":
                 pass
             a, b = (self.ex(x, env, cx) for x in args)
+            if op in ("=", "#") and "frozenset()" in (a, b) and a.isidentifier() + b.isidentifier():
+                v = a if b == "frozenset()" else b  # S = {}
+                test = f"(not {v} if {v}.__class__ is frozenset else _eq({a}, {b}))"
+                return test if op == "=" else f"(not {test})"
             if op in ("=", "#") and SIMPLE_CODE.match(a) and SIMPLE_CODE.match(b):
                 ca, cb = class_code(a, self.ns), class_code(b, self.ns)
                 test = f"({a} == {b} if {ca} is {cb} else _eq({a}, {b}))"

@@ -5,7 +5,6 @@ functions for everything that is not a plain Python operator: equality with
 TLC's kind checks, function application, EXCEPT, set construction, the
 standard-module operators. Every failure raises TLAError.
 """
-from itertools import chain as _chain
 from itertools import permutations as _perms
 
 from .errors import TLAError
@@ -292,9 +291,6 @@ def recset(pairs):
     return RecSet(dict(pairs))
 
 
-_SCALARS = frozenset([int, str, bool])
-
-
 def choose(s, pred):
     """CHOOSE x \\in s : pred, the first element in TLC's order that satisfies pred.
     The elements are tested unsorted first: when one satisfies it, it is the answer
@@ -318,9 +314,9 @@ def choose(s, pred):
 def least(items):
     """The least of a non-empty collection in TLC's order (values.sort_key). Python's own
     order agrees with it on integers, on strings, and on tuples of one length whose
-    components are integers, strings or booleans (TLC compares components position by
-    position, so a position holding booleans in one and integers in another is an error
-    in TLC wherever it decides the order)."""
+    components are integers or booleans (TLC compares components position by position,
+    so a position holding booleans in one and integers in another is an error in TLC
+    wherever it decides the order). sum() fails on any other component."""
     try:
         m = min(items)
     except TypeError:
@@ -328,14 +324,12 @@ def least(items):
     c = m.__class__
     if c is int or c is str:
         return m
-    if c is tuple:
-        n = len(m)
-        for e in items:
-            if e.__class__ is not tuple or len(e) != n:
-                break
-        else:
-            if set(map(type, _chain.from_iterable(items))) <= _SCALARS:
-                return m
+    if c is tuple and len(set(map(len, items))) == 1:
+        try:
+            sum(map(sum, items))
+            return m
+        except TypeError:
+            pass
     return min(items, key=sort_key)
 
 
