@@ -398,8 +398,10 @@ class ExpressionCompiler:
             raise self.err(f"temporal operator {op} used inside an expression (level error)",
                            node, env)
         if len(args) == 2 and op in SIMPLE_BINARY:
-            if op == "\\X":
-                pass
+            if op in ("\\in", "\\notin"):
+                test = self.member_code(args[0], args[1], env, cx)
+                if test is not None:
+                    return test if op == "\\in" else f"(not {test})"
             a, b = (self.ex(x, env, cx) for x in args)
             if op in ("=", "#") and "frozenset()" in (a, b) and a.isidentifier() + b.isidentifier():
                 v = a if b == "frozenset()" else b  # S = {}
@@ -440,6 +442,48 @@ class ExpressionCompiler:
                     tests.append(f"n_{p} == c_{p}")
             return "(" + " and ".join(tests or ["True"]) + ")"
         return None
+
+    def member_code(self, elem, set_node, env, cx):
+        """x \\in a..b without building the interval, x \\in S \\cup T as x \\in S \\/ x \\in T
+        (TLC decides both without building the set); None for any other set."""
+        while name_of(set_node) == "Parentheses":
+            set_node = set_node.expression
+        op = canonical_op(set_node.operator) if name_of(set_node) == "OperatorApplication" \
+            else name_of(set_node)
+        if op == "SetOfFunctions":
+            if self.ex(set_node, env, cx) in self.ns:
+                return None  # a constant set of functions (fnset_member_code)
+        elif op not in ("..", "\\cup") or len(set_node.arguments or ()) != 2:
+            return None
+        elif op == "\\cup" and self.ns.get(self.ex(set_node, env, cx)).__class__ is frozenset:
+            return None  # a constant set: one lookup
+        x = self.ex(elem, env, cx)
+        if SIMPLE_CODE.match(x):
+            return self.member_parts(x, set_node, env, cx)
+        v = self.fresh("x")
+        inner = self.member_parts(v, set_node, env, cx.but(locals=cx.locals + (v,)))
+        return f"(lambda {v}: {inner})({x})"
+
+    def member_parts(self, x, set_node, env, cx):
+        while name_of(set_node) == "Parentheses":
+            set_node = set_node.expression
+        op = canonical_op(set_node.operator) if name_of(set_node) == "OperatorApplication" \
+            else None
+        if op == ".." and len(set_node.arguments or ()) == 2:
+            lo, hi = (self.ex(a, env, cx) for a in set_node.arguments)
+            return f"_rt.in_interval({x}, {lo}, {hi})"
+        if op == "\\cup" and len(set_node.arguments or ()) == 2:
+            left, right = (self.member_parts(x, a, env, cx) for a in set_node.arguments)
+            return f"({left} or {right})"
+        if name_of(set_node) == "SetOfFunctions":
+            dom = self.ex(set_node.domain, env, cx)
+            v = self.fresh("x")
+            test = self.member_parts(v, set_node.codomain, env, cx.but(locals=cx.locals + (v,)))
+            return f"_rt.in_fnset({x}, {dom}, lambda {v}: {test})"
+        s = self.ex(set_node, env, cx)
+        if self.ns.get(s).__class__ is frozenset:
+            return f"({x} in {s} or _isin({x}, {s}))"
+        return f"_isin({x}, {s})"
 
     def fnset_member_code(self, a, b):
         """x \\in [1..n -> C] for a constant function set: an unrolled tuple test."""

@@ -2,7 +2,8 @@
 \* What the evaluator computes once instead of at every use must keep its value and its
 \* errors: a subexpression of a quantifier's or set filter's body that does not read the
 \* bound variable (evaluated on first use, never when unreached), LET definitions inside
-\* constant expressions, and CHOOSE e \in S : TRUE, the least element in TLC's order.
+\* constant expressions, CHOOSE e \in S : TRUE, the least element in TLC's order, and
+\* membership in a..b, S \cup T and [S -> T] decided without building the set.
 EXTENDS Naturals, Sequences, FiniteSets
 VARIABLE x
 Least(S) == CHOOSE e \in S : TRUE
@@ -27,6 +28,12 @@ Inv == /\ \A a \in 0..x : \A b \in {a} : Below(a) = 0..(b - 1)
        /\ Least(BOOLEAN) = FALSE
        /\ Least({<<TRUE, 1>>, <<FALSE, 2>>}) = <<FALSE, 2>>
        /\ Sum({1, 2, x}) = IF x \in {1, 2} THEN 3 ELSE 3 + x
+       /\ x \in 0..3 /\ x \notin 4..10 /\ x + 1 \in 1..(x + 1) /\ x \notin (x + 1)..x
+       /\ x \in (0..1) \cup {2, 3} /\ x + 7 \notin (0..1) \cup ({2, 3} \cup 5..6)
+       /\ [i \in 0..x |-> i] \in [0..x -> 0..x \cup {-1}]
+       /\ [i \in 0..x |-> i] \notin [0..x -> {-1} \cup 1..3]
+       /\ [i \in 0..x |-> i] \notin [0..(x + 1) -> 0..x \cup {-1}]
+       /\ <<x, x>> \in [1..2 -> 0..x] /\ <<x>> \notin [1..2 -> 0..x] /\ <<>> \in [{} -> 0..x]
 ASSUME \A n \in 1..3 : LET s == {k \in 1..n : k > 1}
                        IN  /\ Cardinality(s) = n - 1
                            /\ \A k \in s : s \subseteq 2..n /\ k \in s
