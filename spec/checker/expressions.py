@@ -449,13 +449,10 @@ class ExpressionCompiler:
         while name_of(set_node) == "Parentheses":
             set_node = set_node.expression
         op = canonical_op(set_node.operator) if name_of(set_node) == "OperatorApplication" \
-            else name_of(set_node)
-        if op == "SetOfFunctions":
-            if self.ex(set_node, env, cx) in self.ns:
-                return None  # a constant set of functions (fnset_member_code)
-        elif op not in ("..", "\\cup") or len(set_node.arguments or ()) != 2:
+            else None
+        if op not in ("..", "\\cup") or len(set_node.arguments or ()) != 2:
             return None
-        elif op == "\\cup" and self.ns.get(self.ex(set_node, env, cx)).__class__ is frozenset:
+        if op == "\\cup" and self.ns.get(self.ex(set_node, env, cx)).__class__ is frozenset:
             return None  # a constant set: one lookup
         x = self.ex(elem, env, cx)
         if SIMPLE_CODE.match(x):
@@ -475,11 +472,6 @@ class ExpressionCompiler:
         if op == "\\cup" and len(set_node.arguments or ()) == 2:
             left, right = (self.member_parts(x, a, env, cx) for a in set_node.arguments)
             return f"({left} or {right})"
-        if name_of(set_node) == "SetOfFunctions":
-            dom = self.ex(set_node.domain, env, cx)
-            v = self.fresh("x")
-            test = self.member_parts(v, set_node.codomain, env, cx.but(locals=cx.locals + (v,)))
-            return f"_rt.in_fnset({x}, {dom}, lambda {v}: {test})"
         s = self.ex(set_node, env, cx)
         if self.ns.get(s).__class__ is frozenset:
             return f"({x} in {s} or _isin({x}, {s}))"

@@ -159,21 +159,6 @@ def in_interval(x, a, b):
     return isin(x, interval(a, b))
 
 
-def in_fnset(f, dom, test):
-    """f \\in [dom -> C] with test(v) for v \\in C (C not built): as FnSet.contains."""
-    if f.__class__ is RecFn:
-        f = f.value()
-    d = enum(dom)
-    if f.__class__ is tuple:
-        n = len(f)
-        if len(d) != n or d != frozenset(range(1, n + 1)):
-            return False
-        return all(test(v) for v in f)
-    if f.__class__ is FnDict:
-        return f.d.keys() == d and all(test(v) for v in f.d.values())
-    return False
-
-
 def irange(a, b):
     """Iteration over a..b without building the set."""
     if a.__class__ is int and b.__class__ is int:

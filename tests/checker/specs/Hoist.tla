@@ -3,7 +3,7 @@
 \* errors: a subexpression of a quantifier's or set filter's body that does not read the
 \* bound variable (evaluated on first use, never when unreached), LET definitions inside
 \* constant expressions, CHOOSE e \in S : TRUE, the least element in TLC's order, and
-\* membership in a..b, S \cup T and [S -> T] decided without building the set.
+\* membership in a..b and S \cup T decided without building the set.
 EXTENDS Naturals, Sequences, FiniteSets
 VARIABLE x
 Least(S) == CHOOSE e \in S : TRUE
