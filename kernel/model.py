@@ -242,9 +242,27 @@ class View:
 _MISSING = object()  # a fact nobody observed: unequal to every JSON value
 
 
+def _json_equal(a: object, b: object) -> bool:
+    """JSON equality: Python's ``==`` (needed: equal JSON values compare equal) without its
+    one mistake for JSON, true == 1 and false == 0, at any depth; 1 and 1.0 stay equal."""
+    if a != b:
+        return False
+    ta, tb = type(a), type(b)
+    if ta is tb and ta is not list and ta is not dict:
+        return True
+    if ta is bool or tb is bool:
+        return False
+    if isinstance(a, list) and isinstance(b, list):
+        return all(_json_equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return all(_json_equal(v, b[k]) for k, v in a.items())
+    return True  # an int and a float of the same value
+
+
 def stale_premises(premises: Mapping[str, JSON], facts: Mapping[str, JSON]) -> list[str]:
-    """Names of the premises that the observed facts no longer support (sorted)."""
-    stale = [k for k, v in premises.items() if facts.get(k, _MISSING) != v]
+    """Names of the premises that the observed facts no longer support (sorted), judged by
+    JSON equality: a premise 1 is not supported by a fact true."""
+    stale = [k for k, v in premises.items() if not _json_equal(facts.get(k, _MISSING), v)]
     if len(stale) > 1:
         stale.sort()
     return stale
