@@ -196,6 +196,7 @@ class RepairPlan:
     bad_line: int | None = None
     why: str = ""
     cut_entries: int = 0  # intact-looking lines after the bad one that the cut also drops
+    marker_missing: bool = False  # the journal has content but no lock file holds its marker
 
     @property
     def clean(self) -> bool:
@@ -213,7 +214,9 @@ class RepairPlan:
                  else "a torn last line (no newline)")
         lost = self.size - self.keep_bytes
         durable = (f"; DURABLE entries up to line {self.marker.seq + 1} would be lost"
-                   if self.durable_damage else "; only entries never made durable")
+                   if self.durable_damage else "; the lock file with the durable-head marker "
+                   "is missing: the entries cut may have been durable" if self.marker_missing
+                   else "; only entries never made durable")
         return (f"{where}: cut {lost} bytes from offset {self.keep_bytes} (keeps "
                 f"{len(self.entries)} entries{durable})")
 
@@ -221,12 +224,14 @@ class RepairPlan:
 def plan_repair(path: Path, marker: Marker | None = None) -> RepairPlan:
     """Read a journal file fully; find where its valid chain ends and what lies past it."""
     data = path.read_bytes() if path.exists() else b""
+    missing = marker is None and bool(data) and not lock_path_of(path).exists()
     marker = marker if marker is not None else read_marker(lock_path_of(path))
     pieces = data.split(b"\n")
     torn = pieces.pop()  # b"" when the file ends in a newline
     tail = extend_chain(pieces, 0, kernel.GENESIS, 0, 0)
     keep = tail.ends[-1] if tail.ends else 0
-    plan = RepairPlan(tail.entries, keep, len(data), marker, tail.bad_line, tail.why)
+    plan = RepairPlan(tail.entries, keep, len(data), marker, tail.bad_line, tail.why,
+                      marker_missing=missing)
     if tail.bad_line is None and torn:
         plan.why = "torn last line"
     plan.cut_entries = max(0, len(pieces) - len(tail.entries) - 1)
@@ -266,18 +271,34 @@ class JsonlJournal(Journal):
     def __init__(self, path: str | os.PathLike[str], *, lock: bool = True) -> None:
         super().__init__()
         self.path, self.notes, self.use_lock = Path(path), [], lock
-        self._lock_fd = os.open(lock_path_of(self.path), os.O_RDWR | os.O_CREAT, 0o644)
+        lock_path = lock_path_of(self.path)
+        # A journal with content but no lock file has lost its durable-head marker (a user
+        # removed a "stale" lock file): nothing tells which of its entries were durable.
+        marker_lost = not lock_path.exists() and self.path.exists() \
+            and self.path.stat().st_size > 0
+        self._lock_fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
         self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
         self.offset = 0
-        with self._locked():
-            self._open_checked()
+        try:
+            with self._locked():
+                self._open_checked(marker_lost)
+        except Refused:
+            if marker_lost and os.fstat(self._lock_fd).st_size == 0:
+                lock_path.unlink(missing_ok=True)  # else the next open would find a lock
+            self.close()                           # file and read "no marker" as "nothing
+            raise                                  # durable yet"
 
-    def _open_checked(self) -> None:
+    def _open_checked(self, marker_lost: bool = False) -> None:
         plan = plan_repair(self.path)
         if plan.durable_damage:
             raise Refused(plan.bad_line or len(plan.entries) + 1,
                           f"{self.path}: {plan.describe()}; refusing to repair durable "
                           f"entries silently (python -m gate repair shows the cut)")
+        if marker_lost and plan.bad_line is not None:  # more than a torn last line
+            raise Refused(plan.bad_line, f"{self.path}: {plan.why}; its "
+                          f"lock file, which holds the durable-head marker, is missing, so the "
+                          f"entries a cut would remove may have been durable and acted on: "
+                          f"refusing to cut them (python -m gate repair shows the cut)")
         if not plan.clean:
             cut(self.path, plan)
             self.notes.append(f"{self.path}: {plan.describe()}: cut")
@@ -298,11 +319,27 @@ class JsonlJournal(Journal):
         def __enter__(self) -> None:
             if not self.journal.use_lock:
                 return
+            fd = self.journal._lock_fd
             try:
-                fcntl.flock(self.journal._lock_fd, fcntl.LOCK_EX)
+                fcntl.flock(fd, fcntl.LOCK_EX)
             except OSError as exc:
                 raise Refused(0, f"{self.journal.path}: cannot lock {exc.strerror}: a writer "
                                  f"that cannot take the journal lock is refused") from None
+            if not self._same_file(fd):
+                fcntl.flock(fd, fcntl.LOCK_UN)
+                raise Refused(0, f"{lock_path_of(self.journal.path)} was removed or replaced "
+                                 f"while this writer had it open: a writer that opens the "
+                                 f"journal now locks another file, so this one stops (reopen "
+                                 f"the journal)")
+
+        def _same_file(self, fd: int) -> bool:
+            """Whether the lock file's name still leads to the file this writer locked."""
+            try:
+                named = os.stat(lock_path_of(self.journal.path))
+            except FileNotFoundError:
+                return False
+            held = os.fstat(fd)
+            return (named.st_ino, named.st_dev) == (held.st_ino, held.st_dev)
 
         def __exit__(self, *exc: object) -> None:
             if self.journal.use_lock:

@@ -194,9 +194,20 @@ class Coordination:
 
     @classmethod
     def from_json(cls, v: Mapping[str, Any]) -> Coordination:
-        return cls(writes=tuple(v["writes"]), reads=tuple(v["reads"]), ttl=v["ttl"],
-                   budget=v["budget"], cost=v["cost"], cap=v["cap"], plan=v["plan"],
-                   plan_version=v["plan_version"], verify=v["verify"])
+        """The record ``as_json`` writes; KernelError if a member is missing or unusable."""
+        missing = [k for k in _COORDINATION_FIELDS if k not in v]
+        if missing:
+            raise KernelError(f"the coordination record lacks {', '.join(missing)}")
+        try:
+            return cls(writes=tuple(v["writes"]), reads=tuple(v["reads"]), ttl=v["ttl"],
+                       budget=v["budget"], cost=v["cost"], cap=v["cap"], plan=v["plan"],
+                       plan_version=v["plan_version"], verify=v["verify"])
+        except TypeError as exc:
+            raise KernelError(f"the coordination record is unusable: {exc}") from None
+
+
+_COORDINATION_FIELDS = ("writes", "reads", "ttl", "budget", "cost", "cap", "plan",
+                        "plan_version", "verify")
 
 
 @dataclass(frozen=True, slots=True)

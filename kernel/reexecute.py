@@ -114,9 +114,6 @@ def _proposal(entry: Entry) -> Proposal:
     except (KernelError, TypeError, ValueError) as exc:
         raise Divergence("refused_proposal", "kind",
                          f"the kernel refuses this proposal: {exc}") from None
-    except (KeyError, AttributeError) as exc:  # a coordination record without a member
-        raise Divergence("refused_proposal", "coordination", f"the kernel refuses this "
-                         f"proposal: its coordination record lacks {exc}") from None
 
 
 class Context:

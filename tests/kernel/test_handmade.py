@@ -116,3 +116,17 @@ def test_premises_are_judged_by_json_equality() -> None:
     assert stale_premises({"a": 1, "b": 0, "c": [1]}, {"a": True, "b": False, "c": [True]}) \
         == ["a", "b", "c"]
     assert stale_premises({"a": 1, "b": {"x": [2]}}, {"a": 1.0, "b": {"x": [2]}}) == []
+
+
+@pytest.mark.parametrize("name", sorted(MANIFEST))
+def test_gate_status_reads_every_case_without_a_traceback(name: str) -> None:
+    from gate.__main__ import main as gate_main
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = gate_main(["status", str(HERE / MANIFEST[name]["journal"])])
+        except SystemExit as exc:
+            code = int(exc.code or 0)
+    assert code in (0, 1), (out.getvalue(), err.getvalue())
+    assert err.getvalue().count("\n") <= 1
+    assert not list(HERE.glob("*.lock")), "status must not create a lock file"
