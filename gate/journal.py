@@ -276,8 +276,14 @@ class JsonlJournal(Journal):
         # removed a "stale" lock file): nothing tells which of its entries were durable.
         marker_lost = not lock_path.exists() and self.path.exists() \
             and self.path.stat().st_size > 0
-        self._lock_fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-        self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            self._lock_fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        except OSError as exc:
+            if getattr(self, "_lock_fd", None) is not None:
+                os.close(self._lock_fd)
+            raise Refused(0, f"cannot open the journal {self.path} (and its lock file) for "
+                             f"writing: {exc.strerror}") from None
         self.offset = 0
         try:
             with self._locked():

@@ -202,3 +202,9 @@ def test_removing_the_lock_file_mid_run_loses_no_appended_entry(tmp_path):
     kept = {e["hash"] for e in entries}
     appended = [h for log in logs if Path(log).exists() for h in Path(log).read_text().split()]
     assert appended and set(appended) <= kept, "an entry an append returned was lost"
+
+
+def test_a_journal_where_none_can_be_written_is_one_clear_error(tmp_path):
+    (tmp_path / "file").write_text("")
+    with pytest.raises(Refused, match="cannot open the journal .* for writing: Not a directory"):
+        JsonlJournal(tmp_path / "file" / "j.jsonl")
