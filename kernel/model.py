@@ -97,6 +97,9 @@ class Timing:
     def validate(self, caps: Capabilities) -> None:
         if self.send_timeout <= 0 or self.settle_margin <= 0:
             raise ConfigError("send_timeout and settle_margin must be positive")
+        if max(self.send_timeout, self.settle_margin, self.dedup_margin) > 2**40:
+            raise ConfigError("send_timeout, settle_margin and dedup_margin must be times a "
+                              "journal can add to a clock (at most 2^40 ms)")
         if caps.queryable and self.settle_margin <= caps.lookup_lag:
             raise ConfigError(
                 f"settle_margin {self.settle_margin} must exceed the target's lookup lag "
@@ -121,6 +124,15 @@ class Lease:
     id: str
     expires_at: int
     revoked: bool = False
+
+    def __post_init__(self) -> None:
+        """Refuse what no journal can record, before anything is journaled (a lease that
+        never ends is a far time, not sys.maxsize: times are integers within +-(2^53-1))."""
+        if type(self.expires_at) is not int or abs(self.expires_at) > _MAX_TIME \
+                or type(self.id) is not str or type(self.revoked) is not bool:
+            raise ConfigError(f"a lease needs a string id, an integer expires_at within "
+                              f"+-(2^53-1) ms and a boolean revoked, not {self.id!r}, "
+                              f"{self.expires_at!r}, {self.revoked!r}")
 
     def live(self, now: int) -> bool:
         return not self.revoked and now < self.expires_at
@@ -251,6 +263,7 @@ class View:
 
 
 _MISSING = object()  # a fact nobody observed: unequal to every JSON value
+_MAX_TIME = 2**53 - 1  # the largest integer a journal records exactly
 
 
 def _json_equal(a: object, b: object) -> bool:

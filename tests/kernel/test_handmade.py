@@ -130,3 +130,17 @@ def test_gate_status_reads_every_case_without_a_traceback(name: str) -> None:
     assert code in (0, 1), (out.getvalue(), err.getvalue())
     assert err.getvalue().count("\n") <= 1
     assert not list(HERE.glob("*.lock")), "status must not create a lock file"
+
+
+def test_a_lease_or_timing_no_journal_can_record_is_refused_when_made() -> None:
+    """A lease "forever" as sys.maxsize was accepted and failed later, at the seal of the
+    AUTHORIZED entry, after its proposal was journaled."""
+    import sys as _sys
+
+    import kernel
+    for expires in (_sys.maxsize, 2**53, 1.5, float("inf")):
+        with pytest.raises(kernel.ConfigError, match="integer expires_at"):
+            kernel.Lease("L", expires)  # type: ignore[arg-type]
+    with pytest.raises(kernel.ConfigError, match="at most 2"):
+        kernel.Proposal(payload=1, premises={}, lease="L", timing=kernel.Timing(2**62),
+                        capabilities=kernel.Capabilities(dedupes=False, queryable=False))
