@@ -35,7 +35,8 @@ What each invariant checks here (t = the entry's time, or a send record's time):
   application no later than itself; REFUSED after a send needs a "not found" asked after the
   claim; executed=false, executed=true (COMMITTED or settled by a LATE answer) must match the
   record; AMBIGUOUS only after a send, where no lookup, open window or passing check could
-  settle it, with a reason the facts support; no lookup asked after its own entry.
+  settle it, with a reason the facts support; no lookup asked after its own entry; a late
+  confirmation that settles an AMBIGUOUS receipt comes no earlier than an application.
 - K9 (``complete``): no effect left DISPATCHED. K10: a refusal's checks really failed, with
   the reason naming a failed check.
 
@@ -574,6 +575,17 @@ def _receipts_against_record(fx: Effect, walk: Walk, out: Report) -> None:
         out.add(fx, "K7", "settled_not_applied", f"{line(walk.settled)}: a late answer settles "
                 f"effect {fx.short} as executed, but the target never applied it.",
                 line(walk.settled))
+    elif walk.settled is not None and _all_after(fx, int(walk.settled["ts"])):
+        out.add(fx, "K7", "settled_before_applied", f"{line(walk.settled)}: a late answer "
+                f"settles effect {fx.short} as executed at {walk.settled['ts']}, before the "
+                f"target first applied it (h{fx.applies[0][0]}).", line(walk.settled),
+                f"h{fx.applies[0][0]}")
+
+
+def _all_after(fx: Effect, ts: int) -> bool:
+    """Every application of the effect has a recorded time, and all are later than ts."""
+    times = [a.get("ts") for _, a in fx.applies]
+    return all(type(t) is int and t > ts for t in times)
 
 
 def _committed_against_record(fx: Effect, final: Entry, out: Report) -> None:

@@ -447,6 +447,19 @@ def i_other_effects_lease() -> Case:
 
 
 @case
+def i_settled_before_applied() -> Case:
+    w = World()
+    a = w.propose(0, 1, "3")
+    w.send(a, 1)
+    w.recover(a, 400)
+    w.ack(a, 500)  # a late ack settles the AMBIGUOUS receipt at 500 ...
+    w.applied(a, 900)  # ... but the target applied it only at 900
+    return invalid(w.bodies, w.history, "K7", "line 5", "a late ack settles executed=true "
+                   "before the target's only application (before the fix: accepted, while "
+                   "the same order for a COMMITTED is K7)")
+
+
+@case
 def i_dispatch_skips_authorize() -> Case:
     w = World()
     a = w.propose(0, 1, "1")
