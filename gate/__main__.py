@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import kernel
-from gate.journal import SqliteJournal, cut, plan_repair
+from gate.journal import cut, plan_repair
 from kernel import JournalError
 
 BAD_USAGE = 254
@@ -63,11 +63,18 @@ def _entries(path: Path) -> list[dict[str, Any]]:
 
 
 def _export(path: Path) -> str:
-    journal = SqliteJournal(path)
+    """A SQLite journal's lines, read-only: a database that is not a gate journal (a user's
+    own .db named by mistake) is reported and left exactly as it was."""
+    db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
     try:
-        return journal.export()
+        tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master")}
+        if "journal" not in tables:
+            raise kernel.KernelError(f"{path} is a SQLite database without a journal table: "
+                                     f"not a gate journal")
+        return "".join(line + "\n" for (line,) in
+                       db.execute("SELECT line FROM journal ORDER BY seq"))
     finally:
-        journal.close()
+        db.close()
 
 
 def status(entries: list[dict[str, Any]], now: int) -> dict[str, Any]:
