@@ -39,7 +39,7 @@ from typing import Any
 
 import kernel
 from kernel import JournalError
-from kernel.journal import entry_hash, parse_line
+from kernel.journal import _not_a_prefix, entry_hash, parse_line
 
 FINAL = frozenset(state.value for state in kernel.FINAL_STATES)
 MARKER_SIZE = 160  # one fixed-size record at offset 0 of the lock file (inside one sector)
@@ -241,6 +241,13 @@ def plan_repair(path: Path, marker: Marker | None = None) -> RepairPlan:
     return plan
 
 
+def _a_torn_entry(path: Path, plan: RepairPlan) -> bool:
+    """Whether what a cut removes is the beginning of a journal entry (what a crash leaves),
+    not a file that was never a journal."""
+    torn = path.read_bytes()[plan.keep_bytes:].decode("utf-8", "replace")
+    return _not_a_prefix(torn) is None
+
+
 def _end(tail: Tail, index: int) -> int:
     return tail.ends[index] if index >= 0 else 0
 
@@ -295,12 +302,14 @@ class JsonlJournal(Journal):
             raise                                  # durable yet"
 
     def _open_checked(self, marker_lost: bool = False) -> None:
+        """Read the journal; cut what a crash left past the durable head, refuse the rest."""
         plan = plan_repair(self.path)
         if plan.durable_damage:
             raise Refused(plan.bad_line or len(plan.entries) + 1,
                           f"{self.path}: {plan.describe()}; refusing to repair durable "
                           f"entries silently (python -m gate repair shows the cut)")
-        if marker_lost and plan.bad_line is not None:  # more than a torn last line
+        if marker_lost and not plan.clean and (plan.bad_line is not None
+                                               or not _a_torn_entry(self.path, plan)):
             raise Refused(plan.bad_line, f"{self.path}: {plan.why}; its "
                           f"lock file, which holds the durable-head marker, is missing, so the "
                           f"entries a cut would remove may have been durable and acted on: "

@@ -208,3 +208,14 @@ def test_a_journal_where_none_can_be_written_is_one_clear_error(tmp_path):
     (tmp_path / "file").write_text("")
     with pytest.raises(Refused, match="cannot open the journal .* for writing: Not a directory"):
         JsonlJournal(tmp_path / "file" / "j.jsonl")
+
+
+def test_a_file_that_was_never_a_journal_is_refused_not_emptied(tmp_path):
+    """A user's own one-line file named as the journal: its line has no newline, so it read
+    as a torn tail and opening it truncated the file to nothing."""
+    for text in (b"hello", b'{"level":"info"}', b"[1, 2]\nnotes"):
+        path = tmp_path / "notes.jsonl"
+        path.write_bytes(text)
+        with pytest.raises(Refused, match="lock file"):
+            JsonlJournal(path)
+        assert path.read_bytes() == text and not (tmp_path / "notes.jsonl.lock").exists()
