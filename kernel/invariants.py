@@ -370,9 +370,16 @@ def _committed(fx: Effect, walk: Walk, e: Entry, out: Report) -> None:
 UNIT_REASONS = ("plan_superseded", "claim_expired", "read_overlap_moved", "over_budget")
 
 
+def unit_check(e: Entry) -> str:
+    """The unit check a refusal names, at admission, dispatch or recovery (a recovery's
+    reason is the check's name with ``_at_recovery``), or ""."""
+    reason = str(e.get("reason", "")).removesuffix("_at_recovery")
+    return reason if reason in UNIT_REASONS else ""
+
+
 def unit_reason(fx: Effect, e: Entry) -> bool:
     """A coordinated unit refused for a unit check: its cause is judged with G1-G8."""
-    return "coordination" in (fx.proposal or {}) and e.get("reason") in UNIT_REASONS
+    return "coordination" in (fx.proposal or {}) and bool(unit_check(e))
 
 
 def _reason_contradicts(fx: Effect, e: Entry) -> bool:
@@ -725,7 +732,7 @@ def _unit_dispatched(bus: Bus, u: Unit, e: Entry, out: Report) -> None:
 
 def _unit_refusal_cause(bus: Bus, u: Unit, e: Entry) -> bool:
     """Whether a unit check really failed when the unit was refused for it (K10)."""
-    reason, ts = e.get("reason"), int(e["ts"])
+    reason, ts = unit_check(e), int(e["ts"])
     if reason == "claim_expired":
         return u.admitted is not None and ts >= u.until
     if reason == "over_budget":
@@ -765,7 +772,7 @@ def _unit_step(bus: Bus, u: Unit, e: Entry, out: Report) -> None:
         u.landed = True
     elif kind == "VERIFIED" and e.get("result") == "failed":
         u.failed = True
-    elif kind == "REFUSED" and u.final is None and e.get("reason") in UNIT_REASONS \
+    elif kind == "REFUSED" and u.final is None and unit_check(e) \
             and not _unit_refusal_cause(bus, u, e):
         out.add(u.fx, "K10", "unit_refused_without_cause", f"{line(e)}: unit {u.fx.short} is "
                 f"REFUSED as '{e.get('reason')}', which the journal before it does not "

@@ -285,6 +285,22 @@ def v_stale_owner_refused() -> Case:
             "why": "a unit whose claim expired is refused claim_expired at its dispatch"}
 
 
+@case
+def v_unit_claim_expired_at_recovery() -> Case:
+    bus = coordinated.Bus(kernel)
+    a = bus.propose(bus.unit("a", ("x",), ttl=50), 0)
+    bus.authorize(a, 1)
+    bus.dispatch(a, 2)
+    bus.history = [r for r in bus.history if r["op"] == "send"]  # the request was lost
+    bus.restart()
+    bus.run(kernel.Recover(500, bus.lease, bus.facts, kernel.Lookup(False, 499),
+                           bus.folder.view(), bus.plan), a)
+    return {"journal": kernel.journal.render(bus.entries), "history": bus.history,
+            "complete": True, "exit": 0,
+            "why": "a unit found absent after its claim expired is refused "
+                   "claim_expired_at_recovery (before the fix: K10, refused without cause)"}
+
+
 # ---- invalid: journals the kernel cannot write (exit 1)
 
 def _one(tier: str = "1") -> World:
