@@ -160,6 +160,8 @@ def main(argv: list[str] | None = None) -> int:
     path = Path(args.journal)
     if not path.exists():
         _fail(f"no journal at {path}")
+    if path.is_dir():
+        _fail(f"{path} is a directory, not a journal")
     try:
         if args.command == "export":
             sys.stdout.write(_export(path))

@@ -91,6 +91,8 @@ def test_status_says_what_is_open_who_holds_the_claim_and_what_to_reconcile(kit,
 def test_status_mistakes_are_one_line_errors(tmp_path):
     missing = run_status(tmp_path / "nothing.jsonl")
     assert missing.returncode == 254 and missing.stderr.count("\n") == 1
+    folder = run_status(tmp_path)
+    assert folder.returncode == 254 and "is a directory" in folder.stderr
     bad = tmp_path / "bad.db"
     bad.write_text("not a database")
     broken = run_status(bad)
