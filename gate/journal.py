@@ -253,7 +253,10 @@ def _end(tail: Tail, index: int) -> int:
 
 
 def lock_path_of(path: Path) -> Path:
-    return path.with_name(path.name + ".lock")
+    """The lock file beside the journal's real file: a journal reached through a symbolic
+    link (current.jsonl -> 2026.jsonl) is locked where the real name is, by everyone."""
+    real = path.resolve()
+    return real.with_name(real.name + ".lock")
 
 
 def cut(path: Path, plan: RepairPlan) -> None:

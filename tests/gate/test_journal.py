@@ -219,3 +219,16 @@ def test_a_file_that_was_never_a_journal_is_refused_not_emptied(tmp_path):
         with pytest.raises(Refused, match="lock file"):
             JsonlJournal(path)
         assert path.read_bytes() == text and not (tmp_path / "notes.jsonl.lock").exists()
+
+
+def test_a_journal_reached_through_a_symlink_shares_the_real_journals_lock(tmp_path):
+    """Two writers, one naming the file and one a symbolic link to it, used to lock two
+    different files (link.jsonl.lock, real.jsonl.lock): no mutual exclusion at all."""
+    import os
+    real, link = tmp_path / "real.jsonl", tmp_path / "link.jsonl"
+    a = JsonlJournal(real)
+    link.symlink_to(real)
+    b = JsonlJournal(link)
+    assert os.fstat(a._lock_fd).st_ino == os.fstat(b._lock_fd).st_ino
+    assert a.append(body(0, 0), a.head, fsync=True)
+    assert b.append(body(0, 1), kernel.GENESIS, fsync=True) is None
