@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import kernel
-from gate.journal import cut, plan_repair
+from gate.journal import NO_MARKER, Refused, cut, plan_repair, reset_marker
 from kernel import JournalError
 
 BAD_USAGE = 254
@@ -139,7 +139,10 @@ def _print_status(report: dict[str, Any]) -> None:
 
 
 def _repair(path: Path, apply: bool) -> int:
-    plan = plan_repair(path)
+    try:
+        plan = plan_repair(path)
+    except Refused as exc:  # the marker itself is damaged: the one case repair must handle
+        return _new_marker(path, apply, str(exc).split(": ", 1)[-1])
     print(plan.describe())
     if plan.clean:
         return 0
@@ -152,6 +155,22 @@ def _repair(path: Path, apply: bool) -> int:
         return 1
     cut(path, plan)
     print(f"cut: {path} now holds {len(plan.entries)} entries")
+    return 0
+
+
+def _new_marker(path: Path, apply: bool, why: str) -> int:
+    """An unreadable durable-head marker: nothing tells which entries were durable. Show
+    what the journal holds; with --apply keep its intact entries and mark them durable."""
+    plan = plan_repair(path, NO_MARKER)
+    print(why.split(";")[0])
+    print(f"the journal holds {len(plan.entries)} intact entries"
+          + ("" if plan.clean else f"; then {plan.describe()}"))
+    if not apply:
+        print("nothing changed (run again with --apply to keep the intact entries, cut the "
+              "rest and write a new marker)")
+        return 1
+    reset_marker(path, plan)
+    print(f"new marker: {path} holds {len(plan.entries)} entries, all durable")
     return 0
 
 

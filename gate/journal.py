@@ -275,6 +275,22 @@ def cut(path: Path, plan: RepairPlan) -> None:
             os.close(fd)
 
 
+def reset_marker(path: Path, plan: RepairPlan) -> None:
+    """Make the kept entries durable and write a fresh marker naming the last of them (for
+    a marker that is unreadable: ``python -m gate repair --apply``)."""
+    with open(path, "r+b") as f:
+        f.truncate(plan.keep_bytes)
+        os.fsync(f.fileno())
+    last = plan.entries[-1] if plan.entries else None
+    marker = Marker(last["seq"], plan.keep_bytes, last["hash"]) if last else NO_MARKER
+    fd = os.open(lock_path_of(path), os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        os.pwrite(fd, marker.record(), 0)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 class JsonlJournal(Journal):
     """The journal as a JSON-lines file shared by any number of locking writers."""
 

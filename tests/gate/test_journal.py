@@ -232,3 +232,23 @@ def test_a_journal_reached_through_a_symlink_shares_the_real_journals_lock(tmp_p
     assert os.fstat(a._lock_fd).st_ino == os.fstat(b._lock_fd).st_ino
     assert a.append(body(0, 0), a.head, fsync=True)
     assert b.append(body(0, 1), kernel.GENESIS, fsync=True) is None
+
+
+def test_repair_is_the_way_out_of_an_unreadable_marker(tmp_path):
+    """A garbled lock file: opening is refused with 'run python -m gate repair', and repair
+    itself used to fail with that same sentence, leaving no way out."""
+    path = tmp_path / "j.jsonl"
+    _durable_journal(path, 3)
+    (tmp_path / "j.jsonl.lock").write_bytes(b"garbage")
+    with pytest.raises(Refused, match="marker is unreadable"):
+        JsonlJournal(path)
+    before = path.read_bytes()
+
+    def repair(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "gate", "repair", str(path), *args],
+                              capture_output=True, text=True, cwd=ROOT)
+    shown = repair()
+    assert shown.returncode == 1 and "3 intact entries" in shown.stdout, shown.stderr
+    assert path.read_bytes() == before
+    assert repair("--apply").returncode == 0
+    assert JsonlJournal(path).seq == 3 and path.read_bytes() == before
