@@ -97,6 +97,9 @@ class Timing:
     def validate(self, caps: Capabilities) -> None:
         if self.send_timeout <= 0 or self.settle_margin <= 0:
             raise ConfigError("send_timeout and settle_margin must be positive")
+        if max(self.send_timeout, self.settle_margin, self.dedup_margin) > 2**40:
+            raise ConfigError("send_timeout, settle_margin and dedup_margin must be times a "
+                              "journal can add to a clock (at most 2^40 ms)")
         if caps.queryable and self.settle_margin <= caps.lookup_lag:
             raise ConfigError(
                 f"settle_margin {self.settle_margin} must exceed the target's lookup lag "
@@ -121,6 +124,15 @@ class Lease:
     id: str
     expires_at: int
     revoked: bool = False
+
+    def __post_init__(self) -> None:
+        """Refuse what no journal can record, before anything is journaled (a lease that
+        never ends is a far time, not sys.maxsize: times are integers within +-(2^53-1))."""
+        if type(self.expires_at) is not int or abs(self.expires_at) > _MAX_TIME \
+                or type(self.id) is not str or type(self.revoked) is not bool:
+            raise ConfigError(f"a lease needs a string id, an integer expires_at within "
+                              f"+-(2^53-1) ms and a boolean revoked, not {self.id!r}, "
+                              f"{self.expires_at!r}, {self.revoked!r}")
 
     def live(self, now: int) -> bool:
         return not self.revoked and now < self.expires_at
@@ -232,9 +244,20 @@ class Coordination:
 
     @classmethod
     def from_json(cls, v: Mapping[str, Any]) -> Coordination:
-        return cls(writes=tuple(v["writes"]), reads=tuple(v["reads"]), ttl=v["ttl"],
-                   budget=v["budget"], cost=v["cost"], cap=v["cap"], plan=v["plan"],
-                   plan_version=v["plan_version"], verify=v["verify"])
+        """The record ``as_json`` writes; KernelError if a member is missing or unusable."""
+        missing = [k for k in _COORDINATION_FIELDS if k not in v]
+        if missing:
+            raise KernelError(f"the coordination record lacks {', '.join(missing)}")
+        try:
+            return cls(writes=tuple(v["writes"]), reads=tuple(v["reads"]), ttl=v["ttl"],
+                       budget=v["budget"], cost=v["cost"], cap=v["cap"], plan=v["plan"],
+                       plan_version=v["plan_version"], verify=v["verify"])
+        except TypeError as exc:
+            raise KernelError(f"the coordination record is unusable: {exc}") from None
+
+
+_COORDINATION_FIELDS = ("writes", "reads", "ttl", "budget", "cost", "cap", "plan",
+                        "plan_version", "verify")
 
 
 @dataclass(frozen=True, slots=True)
@@ -278,11 +301,30 @@ class View:
 
 
 _MISSING = object()  # a fact nobody observed: unequal to every JSON value
+_MAX_TIME = 2**53 - 1  # the largest integer a journal records exactly
+
+
+def _json_equal(a: object, b: object) -> bool:
+    """JSON equality: Python's ``==`` (needed: equal JSON values compare equal) without its
+    one mistake for JSON, true == 1 and false == 0, at any depth; 1 and 1.0 stay equal."""
+    if a != b:
+        return False
+    ta, tb = type(a), type(b)
+    if ta is tb and ta is not list and ta is not dict:
+        return True
+    if ta is bool or tb is bool:
+        return False
+    if isinstance(a, list) and isinstance(b, list):
+        return all(_json_equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return all(_json_equal(v, b[k]) for k, v in a.items())
+    return True  # an int and a float of the same value
 
 
 def stale_premises(premises: Mapping[str, JSON], facts: Mapping[str, JSON]) -> list[str]:
-    """Names of the premises that the observed facts no longer support (sorted)."""
-    stale = [k for k, v in premises.items() if facts.get(k, _MISSING) != v]
+    """Names of the premises that the observed facts no longer support (sorted), judged by
+    JSON equality: a premise 1 is not supported by a fact true."""
+    stale = [k for k, v in premises.items() if not _json_equal(facts.get(k, _MISSING), v)]
     if len(stale) > 1:
         stale.sort()
     return stale
