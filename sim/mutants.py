@@ -119,8 +119,9 @@ MUTANTS = (
            "                deadline + 2 * timing.settle_margin, effect.token)"),
     Mutant("stale_first_only", "only the first premise is compared with the facts",
            "model.py",
-           "stale = [k for k, v in premises.items() if facts.get(k, _MISSING) != v]",
-           "stale = [k for k, v in list(premises.items())[:1] if facts.get(k, _MISSING) != v]"),
+           "stale = [k for k, v in premises.items() if not _json_equal(facts.get(k, _MISSING), v)]",
+           "stale = [k for k, v in list(premises.items())[:1]\n"
+           "             if not _json_equal(facts.get(k, _MISSING), v)]"),
 )
 BY_NAME = {m.name: m for m in MUTANTS}
 
