@@ -111,7 +111,7 @@ def _proposal(entry: Entry) -> Proposal:
                         timing=Timing(**entry["timing"]), key=entry["key"],
                         target=entry["target"],
                         coordination=Coordination.from_json(unit) if unit is not None else None)
-    except (KernelError, TypeError) as exc:
+    except (KernelError, TypeError, ValueError) as exc:
         raise Divergence("refused_proposal", "kind",
                          f"the kernel refuses this proposal: {exc}") from None
 
@@ -144,7 +144,12 @@ def _unit(effect: Effect, entry: Entry, ctx: Context) -> dict[str, Any]:
     as recorded in its check (the view's own record of the plan can only raise it)."""
     if effect.proposal.coordination is None:
         return {}
-    plan = entry.get("checks", {}).get("unit", {}).get("plan")
+    unit = entry.get("checks", {}).get("unit")
+    plan = unit.get("plan") if isinstance(unit, dict) else None
+    if plan is not None and not (isinstance(plan, dict) and type(plan.get("id")) is str
+                                 and type(plan.get("current")) is int):
+        raise Divergence("missing_observation", "checks.unit.plan", "the plan check records "
+                         "no plan id and current version (the observation it decided on)")
     return {"view": ctx.view(),
             "plan": Plan(plan["id"], plan["current"]) if plan is not None else None}
 

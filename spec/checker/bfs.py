@@ -13,10 +13,13 @@ import time
 from array import array
 
 from .errors import TLAError
-from .values import FnDict, ModelValue, sort_key
+from .symmetry import representative
 
 PY_ERRORS = (TypeError, KeyError, IndexError, ValueError, ZeroDivisionError, RecursionError,
              AttributeError, NameError)
+
+
+KNOWN_MAX = 400000  # successors remembered as generated (forgotten all at once beyond)
 
 
 class Result:
@@ -86,65 +89,14 @@ def sharer(n):
 
 
 def canonicaliser(model):
-    """key(state): the state, its VIEW, and/or its symmetry representative.
-
-    The representative of a state is the permuted copy with the smallest hash (ties
-    broken by the value order), which is the same for every state of an orbit.
-    """
+    """key(state): the state, its VIEW, and/or its symmetry representative (symmetry.py)."""
     view = model.view_fn
-    maps = model.symmetry
-    if not maps and view is None:
-        return None
-
-    perms = [permuter(m) for m in maps]
-
-    def rep(state):
-        if perms:
-            best, best_hash = None, None
-            for perm in perms:
-                cand = perm(state)
-                h = hash(cand)
-                if best is None or h < best_hash or (
-                        h == best_hash and cand != best and sort_key(cand) < sort_key(best)):
-                    best, best_hash = cand, h
-            state = best
-        return view(state) if view is not None else state
-    return rep
-
-
-def permuter(m):
-    """perm(state): the state with model values renamed by m. States are shared (one
-    object per distinct variable value), so each variable's value is permuted once and
-    remembered by identity (the memo keeps the object alive, so ids are not reused)."""
-    memo = {}
-    inner = {}  # sets and functions by value: their hashes are cached, lookups cheap
-
-    def deep(v):
-        c = v.__class__
-        if c is ModelValue:
-            return m.get(v, v)
-        if c is tuple:
-            return tuple([deep(e) for e in v])
-        if c is frozenset or c is FnDict:
-            r = inner.get(v)
-            if r is None:
-                if c is frozenset:
-                    r = frozenset([deep(e) for e in v])
-                else:
-                    r = FnDict({deep(k): deep(x) for k, x in v.d.items()})
-                inner[v] = r
-            return r
-        return v
-
-    def perm(state):
-        out = []
-        for v in state:
-            hit = memo.get(id(v))
-            if hit is None or hit[0] is not v:
-                hit = memo[id(v)] = (v, deep(v))
-            out.append(hit[1])
-        return tuple(out)
-    return perm
+    rep = representative(model.symmetry)
+    if rep is None:
+        return view
+    if view is None:
+        return rep
+    return lambda state: view(rep(state))
 
 
 class Explorer:
@@ -159,6 +111,14 @@ class Explorer:
         self.edges = [] if keep_edges else None
         self.generated = 0
         self.key = canonicaliser(model)
+        self.known = {}  # successors met before, as generated -> index (saves their key)
+
+    def index(self, t):
+        """The index of the state whose class t belongs to, or None."""
+        if self.key is None:
+            return self.seen.get(t)
+        got = self.known.get(t)
+        return self.seen.get(self.key(t)) if got is None else got
 
     def first_bad_invariant(self, state):
         for name, inv in self.model.invariants:
@@ -228,6 +188,7 @@ class Explorer:
         succ = []
         emit = succ.append
         fast = not constrained and key is None and not keep
+        known = self.known
         share = sharer(len(m.var_names))
         if fast:  # a set is enough: a state's index is its position in `states`
             seen = self.seen = set(seen)
@@ -288,15 +249,23 @@ class Explorer:
                     if bad:
                         return ("invariant", bad, idx, t)
                     continue
-                if key is not None:
-                    t = share(t)
-                k = t if key is None else key(t)
                 n = len(states)
-                got = seen.get(k)
-                if got is None:
-                    if key is None:
-                        t = k = share(t)
-                    seen[k] = n
+                if key is None:
+                    got = seen.get(t)
+                    if got is None:
+                        t = share(t)
+                        seen[t] = n
+                else:
+                    t = share(t)
+                    got = known.get(t)
+                    if got is None:
+                        k = key(t)
+                        got = seen.get(k)
+                        if got is None:
+                            seen[k] = n
+                        if len(known) >= KNOWN_MAX:
+                            known.clear()
+                        known[t] = n if got is None else got
                 if keep:
                     out_edges.append(n if got is None else got)
                 if got is not None:

@@ -311,8 +311,6 @@ class Graph:
     def fairness_facts(self, action, test, step, sub):
         """(enabled[i], fair_targets[i]) for <<A>>_v; when A leaves variables unassigned,
         `test` picks its steps among each state's successors (see Model.sub_action_fns)."""
-        key = self.ex.key
-        seen = self.ex.seen
         st = self.states
         enabled = [False] * self.n
         targets = [()] * self.n
@@ -328,7 +326,7 @@ class Graph:
                 if sub(t) != vs:
                     enabled[i] = True
                     if test is None:
-                        j = seen.get(t if key is None else key(t))
+                        j = self.ex.index(t)
                         if j is not None:
                             tset.add(j)
             if test is not None:
@@ -391,8 +389,8 @@ class Graph:
         if got is None:
             s, out = self.states[i], []
             self.model.next_fn(s, out.append)
-            got = self.real[i] = [(ex.seen[ex.key(t)], t) for t in out
-                                  if ex.in_model(s, t) and ex.key(t) in ex.seen]
+            got = self.real[i] = [(j, t) for t in out if ex.in_model(s, t)
+                                  and (j := ex.index(t)) is not None]
         return got
 
     def steps_without(self, fns):

@@ -14,18 +14,23 @@ to building the parser the package's own way.
 Parsed modules are kept the same way: the tree of a module text is pickled
 under trees/, named by a hash of the versions and the whole text, so an edited
 module is simply parsed again (a tree is about 100 KB; the folder may be
-deleted at any time).
+deleted at any time). Reading a tree marks it used (its mtime); each new tree
+prunes the folder: trees unused for MAX_AGE_DAYS go, then the least recently
+used beyond MAX_TREE_BYTES.
 """
 import hashlib
 import os
 import pickle
 import sys
+import time
 
 import tla
 from parstools._grammars import Production
 from tla import _lre
 
 FORMAT = 2
+MAX_AGE_DAYS = 30
+MAX_TREE_BYTES = 200 * 2**20
 
 
 def version_tag():
@@ -136,7 +141,9 @@ def parse(text):
     path = tree_path(text)
     try:
         with open(path, "rb") as fh:
-            return pickle.load(fh)
+            tree = pickle.load(fh)
+        os.utime(path)
+        return tree
     except (OSError, EOFError, ValueError, TypeError, AttributeError, ImportError,
             pickle.UnpicklingError):
         pass
@@ -151,8 +158,31 @@ def parse(text):
         try:
             sys.setrecursionlimit(max(limit, 20000))
             store(path, pickle.dumps(tree, protocol=pickle.HIGHEST_PROTOCOL))
+            prune(os.path.dirname(path))
         except (RecursionError, pickle.PicklingError, TypeError, AttributeError):
             pass
         finally:
             sys.setrecursionlimit(limit)
     return tree
+
+
+def prune(folder, max_bytes=MAX_TREE_BYTES, max_age=MAX_AGE_DAYS * 86400.0, now=None):
+    """Remove the kept trees unused for max_age seconds, then, most recently used first,
+    every tree beyond max_bytes in all."""
+    now = time.time() if now is None else now
+    try:
+        found = []
+        for entry in os.scandir(folder):
+            if entry.name.endswith(".pickle"):
+                st = entry.stat()
+                found.append((st.st_mtime, st.st_size, entry.path))
+    except OSError:
+        return
+    total = 0
+    for mtime, size, path in sorted(found, reverse=True):
+        total += size
+        if now - mtime > max_age or total > max_bytes:
+            try:
+                os.remove(path)
+            except OSError:
+                pass

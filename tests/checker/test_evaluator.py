@@ -55,6 +55,11 @@ CASES = [
     ("[p \\in 1..2, q \\in 3..4 |-> p + q][2, 4]", 6),
     ("(1 :> \"a\" @@ 2 :> \"b\")", ("a", "b")), ("(1 :> 5 @@ 1 :> 6)[1]", 5),
     ("DOMAIN ([f |-> 1] @@ [g |-> 2])", frozenset({"f", "g"})),
+    # x \in DOMAIN f is decided without building the domain
+    ("2 \\in DOMAIN <<5, 6>>", True), ("3 \\in DOMAIN <<5, 6>>", False),
+    ("3 \\notin DOMAIN <<5, 6>>", True), ("0 \\in DOMAIN <<>>", False),
+    ("\"f\" \\in DOMAIN [f |-> 1]", True), ("\"z\" \\notin DOMAIN [f |-> 1]", True),
+    ("6 \\in DOMAIN [i \\in {5, 6} |-> 0]", True),
     ("[{1, 2} -> {TRUE}] = {[i \\in {1, 2} |-> TRUE]}", True),
     ("Cardinality([{1, 2} -> 1..3])", 9),
     ("[r : {1, 2}, s : {\"x\"}] = {[r |-> 1, s |-> \"x\"], [r |-> 2, s |-> \"x\"]}", True),
@@ -97,6 +102,7 @@ ERRORS = [
     ("\\E p \\in Nat : p = 1", "infinite"), ("Cardinality({p \\in Int : p > 1})", "infinite"),
     ("<<1, 2>>[3]", "domain"), ("[r |-> 1].s", "domain"), ("SUBSET Nat = {}", "infinite"),
     ("Assert(FALSE, \"boom\")", "Assert"),
+    ("\"x\" \\in DOMAIN <<1>>", "compare"), ("1 \\in DOMAIN [f |-> 1]", "compare"),
 ]
 
 

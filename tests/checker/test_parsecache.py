@@ -1,6 +1,7 @@
 """The parser rebuilt from cached tables gives the trees tla's own parser gives."""
 import contextlib
 import io
+import os
 from pathlib import Path
 
 import tla
@@ -56,3 +57,30 @@ def test_trees_are_kept_per_text(tmp_path, monkeypatch):
     assert list((tmp_path / "spec-checker" / "trees").glob("*.pickle"))
     assert parsecache.parse(one) == first                 # read back from the folder
     assert parsecache.parse(two) == tla._lre.Parser().parse(two) != first
+
+
+def test_kept_trees_are_pruned_by_age_and_size(tmp_path, monkeypatch):
+    folder = tmp_path / "trees"
+    folder.mkdir()
+    now = 1_000_000_000.0
+    ages = {"new": 0, "day": 86400, "week": 7 * 86400, "old": 40 * 86400}
+    for name, age in ages.items():
+        path = folder / f"{name}.pickle"
+        path.write_bytes(b"x" * 100)
+        os.utime(path, (now - age, now - age))
+    (folder / "other.txt").write_bytes(b"x" * 1000)   # not a tree: left alone
+    parsecache.prune(str(folder), max_bytes=250, max_age=30 * 86400, now=now)
+    assert sorted(p.name for p in folder.iterdir()) == ["day.pickle", "new.pickle", "other.txt"]
+    # a new tree prunes the folder, and a tree read back counts as used
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    text = "---- MODULE A ----\nVARIABLE x\nInit == x = 1\n====\n"
+    kept = Path(parsecache.tree_path(text))
+    kept.parent.mkdir(parents=True)
+    stale = kept.parent / "stale.pickle"
+    stale.write_bytes(b"x")
+    os.utime(stale, (1.0, 1.0))
+    parsecache.parse(text)
+    assert kept.exists() and not stale.exists()
+    os.utime(kept, (1.0, 1.0))
+    parsecache.parse(text)
+    assert kept.stat().st_mtime > 1.0
