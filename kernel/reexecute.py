@@ -277,18 +277,17 @@ def _first_difference(expected: Mapping[str, Any], recorded: Mapping[str, Any],
     return None
 
 
-# The C encoder spells true, 1 and 1.0 apart: two equal values spelled alike are of the
-# same JSON types throughout.
-_spell = json.JSONEncoder(sort_keys=True, allow_nan=False, check_circular=False).encode
-
-
 def _typed_alike(expected: Mapping[str, Any], entry: Entry) -> bool:
     """Whether the members of ``expected``, equal by ``==`` to those of ``entry``, are also
-    of the same JSON types at every depth (``_same`` decides what the encoder cannot)."""
-    try:
-        return bool(_spell(expected) == _spell({k: entry[k] for k in expected}))
-    except (TypeError, ValueError):
-        return all(_same(v, entry[k]) for k, v in expected.items())
+    of the same JSON types at every depth (a member that is the very same object is)."""
+    for name, want in expected.items():
+        got = entry[name]
+        if want is not got and not _same(want, got):
+            return False
+    return True
+
+
+_ABSENT = object()
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -300,7 +299,11 @@ def _same(a: Any, b: Any) -> bool:
     if kind is not type(b):
         return False
     if kind is dict:
-        return a.keys() == b.keys() and all(_same(v, b[k]) for k, v in a.items())
+        for k, v in a.items():
+            w = b.get(k, _ABSENT)
+            if v is not w and not _same(v, w):
+                return False
+        return len(a) == len(b)
     if kind is list or kind is tuple:
         return len(a) == len(b) and all(map(_same, a, b))
     return bool(a == b)
