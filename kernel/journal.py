@@ -233,9 +233,6 @@ _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=
 _encode_pieces: Any = json.encoder.c_make_encoder(  # type: ignore[attr-defined]
     None, None, json.encoder.encode_basestring, None, ":", ",", True, False, False)
 _LONG_NUMBER = re.compile(r"[:,\[]-?[0-9]{16}")
-# The same test, coarser and in C: every match of _LONG_NUMBER becomes "#" and 16 zeros.
-_NUMBER_START = str.maketrans(":,[-0123456789", "####0000000000")
-_LONG_MARK = "#" + "0" * 16
 _JOIN = "".join
 
 
@@ -531,8 +528,8 @@ _BMP_END = "\U00010000"
 # of its value; canonical or not is a property of a text, so a text once proven is not
 # encoded again).
 _S = r'"[^"\\]*"'  # a string without escapes
-_N = r"(?:0|[1-9][0-9]*)"  # a natural number: at most 15 digits in a fast block, so safe
-_P = r"[1-9][0-9]*"
+_N = r"(?:0|[1-9][0-9]{0,14})"  # a natural number of at most 15 digits: a safe integer
+_P = r"[1-9][0-9]{0,14}"
 _B = r"(?:true|false)"
 _H = r'"[0-9a-f]{64}"'
 _V0 = rf"(?:{_S}|-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:e[+-][0-9]+)?|true|false|null)"
@@ -563,7 +560,7 @@ def _object_shape(required: dict[str, str], optional: dict[str, str] | None = No
     return r"\{" + "".join(parts) + r"\}"
 
 
-_LEASE = _object_shape({"expires_at": r"(?:0|-?[1-9][0-9]*)", "id": _S, "live": _B,
+_LEASE = _object_shape({"expires_at": r"(?:0|-?[1-9][0-9]{0,14})", "id": _S, "live": _B,
                         "revoked": _B})
 _CHECKS = _object_shape({"facts": f"(?P<facts>{_OBJECT})", "lease": _LEASE,
                          "stale": rf"\[(?:{_S}(?:,{_S})*)?\]"})
@@ -609,17 +606,17 @@ def _fast_block(lines: list[str], seq: int, prev: str, last_ts: int, now: int | 
     words an anomaly, so it can only make verify faster, never change its verdict.
 
     The block must hold no character beyond the Basic Multilingual Plane (where the C
-    encoder's key order differs from RFC 8785's) and no integer of 16 digits or more (which
-    the C encoder would spell although RFC 8785 refuses or rereads it); floats are vetted
-    as they are parsed. It is parsed as one JSON array by the C scanner. Each line then
-    matches its kind's pattern in ``_SHAPES`` with its free-form parts spelled as the C
-    encoder spells their values (texts in ``proven`` were), or else is exactly what the C
-    encoder writes for its entry, within the depth limit, and passes _check_fields. Either
-    way it is one whole JSON object, so the array's values line up with the lines. Last,
-    the block must chain: seq, prev, hash and time order."""
+    encoder's key order differs from RFC 8785's); floats are vetted as they are parsed. It
+    is parsed as one JSON array by the C scanner. Each line then matches its kind's pattern
+    in ``_SHAPES`` (whose integers have at most 15 digits) with its free-form parts spelled
+    as the C encoder spells their values (texts in ``proven`` were), or else is exactly
+    what the C encoder writes for its entry, within the depth limit, and passes
+    _check_fields; neither may hold an integer of 16 digits or more (the C encoder would
+    spell it although RFC 8785 refuses or rereads it). Either way the line is one whole JSON
+    object, so the array's values line up with the lines. Last, the block must chain: seq,
+    prev, hash and time order."""
     joined = ",".join(lines)
-    if (max(map(len, lines)) > MAX_LINE // 4 or not (joined.isascii() or max(joined) < _BMP_END)
-            or _LONG_MARK in joined.translate(_NUMBER_START)):
+    if max(map(len, lines)) > MAX_LINE // 4 or not (joined.isascii() or max(joined) < _BMP_END):
         return None
     try:
         entries = _scan("[" + joined + "]", 0)[0]
@@ -641,13 +638,13 @@ def _fast_block(lines: list[str], seq: int, prev: str, last_ts: int, now: int | 
                     part = plain.group(path[-1])
                     if part is not None and part not in proven:
                         value = entry[path[0]] if len(path) == 1 else entry[path[0]][path[1]]
-                        if join(pieces(value, 0)) != part:
+                        if join(pieces(value, 0)) != part or _LONG_NUMBER.search("," + part):
                             return None
                         if len(proven) < 4096:
                             proven.add(part)
                 at, end = plain.span("hash")
                 unsigned = line[:at] + line[end:]
-            elif (join(pieces(entry, 0)) != line
+            elif (join(pieces(entry, 0)) != line or _LONG_NUMBER.search(line)
                   or line.count("{") + line.count("[") > LINE_DEPTH):
                 return None
             else:

@@ -105,6 +105,8 @@ MUTANTS: dict[str, Mutation] = {
     "float 1.0 for an int": _text('"ts":', '"ts":1.0,"x":'),
     "float exponent": _resealed(_set("payload", 1e-7)),
     "integer beyond 2^53": _resealed(_set("payload", 2**60)),
+    "integer beyond 2^53 in a line with an escape": _resealed(_set("payload", [2**60, 'a"b'])),
+    "16 digits in a fixed member": _resealed(_set("ts", 10**16)),
     "negative zero": _text('"seq":', '"payload":-0,"seq":'),
     "astral key order": _resealed(_set("payload", {"\U0001f600": 1, "\uffff": 2})),
     "duplicate key": _text('{', '{"effect_id":"x",'),
