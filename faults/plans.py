@@ -31,6 +31,10 @@ from typing import Any
 
 CRASH_POINTS = ("before_send", "sent", "after_apply", "after_ack", "recovering")
 WORLD_EVENTS = ("manual_refund", "revoke_lease", "withdraw_approval", "hold_customer")
+# The lease the decision named is revoked and the agent holds a fresh one under another id
+# from then on: a live lease that is not the decision's authority. Drawn apart from
+# WORLD_EVENTS (last, see plan_from_seed) so older seeds keep their plans.
+LEASE_RENEWAL = "renew_lease"
 PREMISES = ("touched", "untouched")  # does the decision rely on a fact its own effect moves?
 IN_FLIGHT = ("deadline", "bounded", "neither")  # how a late request is kept from landing
 # Worlds where an assumption the kernel's safety rests on is broken (sim.assumptions):
@@ -85,8 +89,9 @@ class FaultPlan:
             if point is not None and point not in CRASH_POINTS:
                 raise ValueError(f"unknown crash point {point!r} (known: {CRASH_POINTS})")
         for event in self.before_dispatch + self.during_outage:
-            if event not in WORLD_EVENTS:
-                raise ValueError(f"unknown world event {event!r} (known: {WORLD_EVENTS})")
+            if event not in (*WORLD_EVENTS, LEASE_RENEWAL):
+                raise ValueError(f"unknown world event {event!r} (known: "
+                                 f"{', '.join((*WORLD_EVENTS, LEASE_RENEWAL))})")
         if self.recoverers < 1:
             raise ValueError("at least one worker must recover")
 
@@ -234,7 +239,7 @@ def plan_from_seed(seed: int, world: str | None = None) -> FaultPlan:
         outage = r.randint(50, max(60, slow_send - 100))  # restart before the slow send lands
     else:
         outage = r.choice((r.randint(50, 3_000), r.randint(3_000, 30_000)))
-    return FaultPlan(
+    plan = FaultPlan(
         name=f"random {seed}",
         crash=crash,
         crash_delay=r.choice((0, r.randint(1, 200), r.randint(1, 3_000))) if crash == "sent"
@@ -262,3 +267,20 @@ def plan_from_seed(seed: int, world: str | None = None) -> FaultPlan:
         declares_no_bound=world == "in_flight_declared",
         breaks=world if world in BREAKS else None,
     )
+    return _late_knobs(r, plan, world)
+
+
+def _late_knobs(r: random.Random, plan: FaultPlan, world: str | None) -> FaultPlan:
+    """Knobs added after the sweep's first seeds were published, drawn after everything else
+    so that a seed keeps the plan it had wherever they are off: a lease renewal (the
+    decision's lease revoked, a live one of another id held), and a target that bounds
+    nothing in flight and says so (bounds_in_flight=false: no assumption is broken, so the
+    kernel must stay safe; a slow send then often lands past its deadline)."""
+    renew, declared, late = r.random() < 0.2, r.random() < 0.25, r.random() < 0.8
+    if renew:
+        when = "during_outage" if plan.crash and r.random() < 0.7 else "before_dispatch"
+        plan = replace(plan, **{when: (*getattr(plan, when), LEASE_RENEWAL)})
+    if declared and world is None:
+        slow = plan.slow_send or (r.randint(SEND_TIMEOUT + 1, 8_000) if late else 0)
+        plan = replace(plan, in_flight="neither", declares_no_bound=True, slow_send=slow)
+    return plan

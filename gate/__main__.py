@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import kernel
-from gate.journal import SqliteJournal, cut, plan_repair
+from gate.journal import NO_MARKER, Refused, cut, plan_repair, reset_marker
 from kernel import JournalError
 
 BAD_USAGE = 254
@@ -63,11 +63,18 @@ def _entries(path: Path) -> list[dict[str, Any]]:
 
 
 def _export(path: Path) -> str:
-    journal = SqliteJournal(path)
+    """A SQLite journal's lines, read-only: a database that is not a gate journal (a user's
+    own .db named by mistake) is reported and left exactly as it was."""
+    db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
     try:
-        return journal.export()
+        tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master")}
+        if "journal" not in tables:
+            raise kernel.KernelError(f"{path} is a SQLite database without a journal table: "
+                                     f"not a gate journal")
+        return "".join(line + "\n" for (line,) in
+                       db.execute("SELECT line FROM journal ORDER BY seq"))
     finally:
-        journal.close()
+        db.close()
 
 
 def status(entries: list[dict[str, Any]], now: int) -> dict[str, Any]:
@@ -132,7 +139,10 @@ def _print_status(report: dict[str, Any]) -> None:
 
 
 def _repair(path: Path, apply: bool) -> int:
-    plan = plan_repair(path)
+    try:
+        plan = plan_repair(path)
+    except Refused as exc:  # the marker itself is damaged: the one case repair must handle
+        return _new_marker(path, apply, str(exc).split(": ", 1)[-1])
     print(plan.describe())
     if plan.clean:
         return 0
@@ -148,11 +158,29 @@ def _repair(path: Path, apply: bool) -> int:
     return 0
 
 
+def _new_marker(path: Path, apply: bool, why: str) -> int:
+    """An unreadable durable-head marker: nothing tells which entries were durable. Show
+    what the journal holds; with --apply keep its intact entries and mark them durable."""
+    plan = plan_repair(path, NO_MARKER)
+    print(why.split(";")[0])
+    print(f"the journal holds {len(plan.entries)} intact entries"
+          + ("" if plan.clean else f"; then {plan.describe()}"))
+    if not apply:
+        print("nothing changed (run again with --apply to keep the intact entries, cut the "
+              "rest and write a new marker)")
+        return 1
+    reset_marker(path, plan)
+    print(f"new marker: {path} holds {len(plan.entries)} entries, all durable")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     path = Path(args.journal)
     if not path.exists():
         _fail(f"no journal at {path}")
+    if path.is_dir():
+        _fail(f"{path} is a directory, not a journal")
     try:
         if args.command == "export":
             sys.stdout.write(_export(path))

@@ -10,6 +10,10 @@ how to crash:
   after an entry is appended, before or after a send) on its n-th occurrence;
 - ``random``: the supervisor SIGKILLs chosen workers at a seeded time after each reported
   it was ready (journal open: the gate's active phase, not interpreter start-up);
+- ``stop``: the supervisor SIGSTOPs chosen workers at a seeded time for longer than any
+  claim (send timeout + settle margin), starts a recovery worker meanwhile, then SIGCONTs
+  them: a paused sender resumes after its claim expired and must not land a second time
+  (``--stop-share``; none by default, so the other trials' draws are unchanged);
 - ``power``: every worker is SIGKILLed at once and the journal is replaced by a power-loss
   image made from what was really fsync'd (each worker logs the journal size and the marker
   at every sync): the unsynced tail dropped, cut at a byte, a sector zeroed or garbled, or
@@ -308,6 +312,7 @@ class Trial:
     folder: Path
     run: str = ""
     kills: int = 0
+    stops: int = 0
     image: str = ""
     problems: list[str] = field(default_factory=list)
     counts: Counter[str] = field(default_factory=Counter)
@@ -315,9 +320,9 @@ class Trial:
 
 class Supervisor:
     def __init__(self, seed: int, out: Path, plant: str | None, keep: bool,
-                 power_share: float = 0.25) -> None:
+                 power_share: float = 0.25, stop_share: float = 0.0) -> None:
         self.seed, self.out, self.plant, self.keep = seed, out, plant, keep
-        self.power_share = power_share
+        self.power_share, self.stop_share = power_share, stop_share
         out.mkdir(parents=True, exist_ok=True)
         self.ledger_path = out / "ledger.db"
         port_file = out / "port"
@@ -343,7 +348,9 @@ class Supervisor:
     def draw(self, index: int) -> Trial:
         """The trial's setting: a function of (seed, index, power share) only."""
         rng = random.Random(f"{self.seed}:{index}:{self.power_share}")
-        if rng.random() < self.power_share:
+        if self.stop_share and rng.random() < self.stop_share:
+            mode, backend = "stop", rng.choice(["jsonl", "sqlite"])
+        elif rng.random() < self.power_share:
             mode, backend = "power", "jsonl"
         else:
             mode, backend = rng.choice(["point", "random"]), rng.choice(["jsonl", "sqlite"])
@@ -396,9 +403,12 @@ class Supervisor:
     def _crash_phase(self, trial: Trial, rng: random.Random,
                      procs: list[Child]) -> None:
         delays = [rng.uniform(0.0, 0.6) for _ in procs]
-        chosen = [trial.mode == "power" or (trial.mode == "random" and
+        chosen = [trial.mode == "power" or (trial.mode in ("random", "stop") and
                                             (i == 0 or rng.random() < 0.5))
                   for i in range(len(procs))]
+        if trial.mode == "stop":
+            self._pause_phase(trial, rng, procs, delays, chosen)
+            return
         if trial.mode == "power":
             delays = [delays[0]] * len(procs)
         early = rng.uniform(0.0, 0.6) if trial.mode != "power" and rng.random() < 0.5 else None
@@ -415,6 +425,24 @@ class Supervisor:
                 procs = procs + [self._start(trial, "e0", "recover", [], None)]
             else:
                 victim.kill()
+        for p in procs:
+            trial.kills += _finish(p, trial) == -signal.SIGKILL
+
+    def _pause_phase(self, trial: Trial, rng: random.Random, procs: list[Child],
+                     delays: list[float], chosen: list[bool]) -> None:
+        """SIGSTOP the chosen workers at their seeded times for 0.4-1.2 s (every claim is
+        350 ms), with a recovery worker running meanwhile; then SIGCONT them."""
+        for p in procs:
+            _wait_ready(p)
+        started, pause = time.monotonic(), rng.uniform(0.4, 1.2)
+        victims = sorted((d, p) for d, p, c in zip(delays, procs, chosen) if c)
+        for delay, victim in victims:
+            time.sleep(max(0.0, started + delay - time.monotonic()))
+            trial.stops += victim.signal(signal.SIGSTOP)
+        procs = procs + [self._start(trial, "e0", "recover", [], None)]
+        time.sleep(pause)
+        for _, victim in victims:
+            victim.signal(signal.SIGCONT)
         for p in procs:
             trial.kills += _finish(p, trial) == -signal.SIGKILL
 
@@ -450,6 +478,7 @@ class Supervisor:
             counts["disagreements"] += 1
         trial.problems += problems + unannounced
         trial.counts.update(counts)
+        trial.counts["late"] += len(rows["requests"]) - len(rows["sends"])
         trial.counts["disagreements"] += len(unannounced)
         (trial.folder / "history.jsonl").write_text(
             "".join(json.dumps(r) + "\n" for r in records))
@@ -528,9 +557,19 @@ class Child:
         os.read(self.ready_fd, 1)  # b"" if it died first
 
     def kill(self) -> None:
-        if self.code is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self.pid, signal.SIGKILL)
+        self.signal(signal.SIGKILL)
+
+    def signal(self, sig: int) -> bool:
+        """Send ``sig`` unless the worker has been reaped; True if it was still running
+        (not a zombie waiting to be reaped) when the signal went out."""
+        if self.code is not None:
+            return False
+        try:
+            running = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            os.kill(self.pid, sig)
+        except (ProcessLookupError, FileNotFoundError):
+            return False
+        return running != "Z"
 
     def wait(self, timeout: float) -> int | None:
         end = time.monotonic() + timeout
@@ -576,6 +615,7 @@ def _root() -> Path:
 class Totals:
     trials: int = 0
     kills: int = 0
+    stops: int = 0
     images: int = 0
     multi: int = 0
     failures: int = 0
@@ -585,6 +625,7 @@ class Totals:
     def add(self, t: Trial) -> None:
         self.trials += 1
         self.kills += t.kills
+        self.stops += t.stops
         self.images += t.mode == "power"
         self.multi += t.workers > 1
         self.failures += bool(t.problems)
@@ -593,11 +634,14 @@ class Totals:
 
     def met(self, args: argparse.Namespace) -> bool:
         return bool(self.kills >= args.kills and self.images >= args.images
-                    and self.multi >= args.multi)
+                    and self.multi >= args.multi and self.stops >= args.stops)
 
     def line(self) -> str:
         c = self.counts
-        return (f"trials {self.trials}, kills {self.kills}, power-loss images {self.images}, "
+        stops = (f"stops {self.stops} (requests dropped past their deadline "
+                 f"{self.counts['late']}), " if self.stops else "")
+        return (f"trials {self.trials}, kills {self.kills}, {stops}power-loss images "
+                f"{self.images}, "
                 f"multi-worker runs {self.multi}: duplicates {c['duplicates']}, lost "
                 f"{c['lost']}, left open {c['open']}, disagreements {c['disagreements']}, "
                 f"failed trials {self.failures}")
@@ -606,6 +650,7 @@ class Totals:
 def _repro(args: argparse.Namespace, index: int) -> str:
     plant = f" --plant {args.plant}" if args.plant else ""
     share = f" --power-share {args.power_share}" if args.power_share != 0.25 else ""
+    share += f" --stop-share {args.stop_share}" if args.stop_share else ""
     return f"python -m gate.crash --seed {args.seed} --trial {index}{share}{plant} --keep"
 
 
@@ -615,7 +660,7 @@ def campaign(args: argparse.Namespace) -> int:
           f"{'  plant ' + args.plant if args.plant else ''}", flush=True)
     out = Path(args.out or tempfile.mkdtemp(prefix="gate-crash-"))
     sup = Supervisor(args.seed, out, args.plant, args.keep or args.trial is not None,
-                     args.power_share)
+                     args.power_share, args.stop_share)
     totals, began = Totals(), time.monotonic()
     indexes = [args.trial] if args.trial is not None else range(args.max_trials)
     try:
@@ -659,6 +704,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-trials", type=int, default=100_000)
     parser.add_argument("--power-share", type=float, default=0.25,
                         help="share of trials that end in a power-loss image")
+    parser.add_argument("--stop-share", type=float, default=0.0,
+                        help="share of trials that SIGSTOP workers past their claims and "
+                        "SIGCONT them while another recovers")
+    parser.add_argument("--stops", type=int, default=0, help="minimum SIGSTOPs delivered")
     parser.add_argument("--trial", type=int, help="run only this trial (a repro)")
     parser.add_argument("--plant", choices=PLANTS, help="switch on a known bug in the workers")
     parser.add_argument("--out", help="folder for the ledger and the trials' artefacts")

@@ -39,7 +39,7 @@ from typing import Any
 
 import kernel
 from kernel import JournalError
-from kernel.journal import entry_hash, parse_line
+from kernel.journal import _not_a_prefix, entry_hash, parse_line
 
 FINAL = frozenset(state.value for state in kernel.FINAL_STATES)
 MARKER_SIZE = 160  # one fixed-size record at offset 0 of the lock file (inside one sector)
@@ -196,6 +196,7 @@ class RepairPlan:
     bad_line: int | None = None
     why: str = ""
     cut_entries: int = 0  # intact-looking lines after the bad one that the cut also drops
+    marker_missing: bool = False  # the journal has content but no lock file holds its marker
 
     @property
     def clean(self) -> bool:
@@ -213,7 +214,9 @@ class RepairPlan:
                  else "a torn last line (no newline)")
         lost = self.size - self.keep_bytes
         durable = (f"; DURABLE entries up to line {self.marker.seq + 1} would be lost"
-                   if self.durable_damage else "; only entries never made durable")
+                   if self.durable_damage else "; the lock file with the durable-head marker "
+                   "is missing: the entries cut may have been durable" if self.marker_missing
+                   else "; only entries never made durable")
         return (f"{where}: cut {lost} bytes from offset {self.keep_bytes} (keeps "
                 f"{len(self.entries)} entries{durable})")
 
@@ -221,12 +224,14 @@ class RepairPlan:
 def plan_repair(path: Path, marker: Marker | None = None) -> RepairPlan:
     """Read a journal file fully; find where its valid chain ends and what lies past it."""
     data = path.read_bytes() if path.exists() else b""
+    missing = marker is None and bool(data) and not lock_path_of(path).exists()
     marker = marker if marker is not None else read_marker(lock_path_of(path))
     pieces = data.split(b"\n")
     torn = pieces.pop()  # b"" when the file ends in a newline
     tail = extend_chain(pieces, 0, kernel.GENESIS, 0, 0)
     keep = tail.ends[-1] if tail.ends else 0
-    plan = RepairPlan(tail.entries, keep, len(data), marker, tail.bad_line, tail.why)
+    plan = RepairPlan(tail.entries, keep, len(data), marker, tail.bad_line, tail.why,
+                      marker_missing=missing)
     if tail.bad_line is None and torn:
         plan.why = "torn last line"
     plan.cut_entries = max(0, len(pieces) - len(tail.entries) - 1)
@@ -236,12 +241,22 @@ def plan_repair(path: Path, marker: Marker | None = None) -> RepairPlan:
     return plan
 
 
+def _a_torn_entry(path: Path, plan: RepairPlan) -> bool:
+    """Whether what a cut removes is the beginning of a journal entry (what a crash leaves),
+    not a file that was never a journal."""
+    torn = path.read_bytes()[plan.keep_bytes:].decode("utf-8", "replace")
+    return _not_a_prefix(torn) is None
+
+
 def _end(tail: Tail, index: int) -> int:
     return tail.ends[index] if index >= 0 else 0
 
 
 def lock_path_of(path: Path) -> Path:
-    return path.with_name(path.name + ".lock")
+    """The lock file beside the journal's real file: a journal reached through a symbolic
+    link (current.jsonl -> 2026.jsonl) is locked where the real name is, by everyone."""
+    real = path.resolve()
+    return real.with_name(real.name + ".lock")
 
 
 def cut(path: Path, plan: RepairPlan) -> None:
@@ -260,24 +275,64 @@ def cut(path: Path, plan: RepairPlan) -> None:
             os.close(fd)
 
 
+def reset_marker(path: Path, plan: RepairPlan) -> None:
+    """Make the kept entries durable and write a fresh marker naming the last of them (for
+    a marker that is unreadable: ``python -m gate repair --apply``)."""
+    with open(path, "r+b") as f:
+        f.truncate(plan.keep_bytes)
+        os.fsync(f.fileno())
+    last = plan.entries[-1] if plan.entries else None
+    marker = Marker(last["seq"], plan.keep_bytes, last["hash"]) if last else NO_MARKER
+    fd = os.open(lock_path_of(path), os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        os.pwrite(fd, marker.record(), 0)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 class JsonlJournal(Journal):
     """The journal as a JSON-lines file shared by any number of locking writers."""
 
     def __init__(self, path: str | os.PathLike[str], *, lock: bool = True) -> None:
         super().__init__()
         self.path, self.notes, self.use_lock = Path(path), [], lock
-        self._lock_fd = os.open(lock_path_of(self.path), os.O_RDWR | os.O_CREAT, 0o644)
-        self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        lock_path = lock_path_of(self.path)
+        # A journal with content but no lock file has lost its durable-head marker (a user
+        # removed a "stale" lock file): nothing tells which of its entries were durable.
+        marker_lost = not lock_path.exists() and self.path.exists() \
+            and self.path.stat().st_size > 0
+        try:
+            self._lock_fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        except OSError as exc:
+            if getattr(self, "_lock_fd", None) is not None:
+                os.close(self._lock_fd)
+            raise Refused(0, f"cannot open the journal {self.path} (and its lock file) for "
+                             f"writing: {exc.strerror}") from None
         self.offset = 0
-        with self._locked():
-            self._open_checked()
+        try:
+            with self._locked():
+                self._open_checked(marker_lost)
+        except Refused:
+            if marker_lost and os.fstat(self._lock_fd).st_size == 0:
+                lock_path.unlink(missing_ok=True)  # else the next open would find a lock
+            self.close()                           # file and read "no marker" as "nothing
+            raise                                  # durable yet"
 
-    def _open_checked(self) -> None:
+    def _open_checked(self, marker_lost: bool = False) -> None:
+        """Read the journal; cut what a crash left past the durable head, refuse the rest."""
         plan = plan_repair(self.path)
         if plan.durable_damage:
             raise Refused(plan.bad_line or len(plan.entries) + 1,
                           f"{self.path}: {plan.describe()}; refusing to repair durable "
                           f"entries silently (python -m gate repair shows the cut)")
+        if marker_lost and not plan.clean and (plan.bad_line is not None
+                                               or not _a_torn_entry(self.path, plan)):
+            raise Refused(plan.bad_line, f"{self.path}: {plan.why}; its "
+                          f"lock file, which holds the durable-head marker, is missing, so the "
+                          f"entries a cut would remove may have been durable and acted on: "
+                          f"refusing to cut them (python -m gate repair shows the cut)")
         if not plan.clean:
             cut(self.path, plan)
             self.notes.append(f"{self.path}: {plan.describe()}: cut")
@@ -298,11 +353,27 @@ class JsonlJournal(Journal):
         def __enter__(self) -> None:
             if not self.journal.use_lock:
                 return
+            fd = self.journal._lock_fd
             try:
-                fcntl.flock(self.journal._lock_fd, fcntl.LOCK_EX)
+                fcntl.flock(fd, fcntl.LOCK_EX)
             except OSError as exc:
                 raise Refused(0, f"{self.journal.path}: cannot lock {exc.strerror}: a writer "
                                  f"that cannot take the journal lock is refused") from None
+            if not self._same_file(fd):
+                fcntl.flock(fd, fcntl.LOCK_UN)
+                raise Refused(0, f"{lock_path_of(self.journal.path)} was removed or replaced "
+                                 f"while this writer had it open: a writer that opens the "
+                                 f"journal now locks another file, so this one stops (reopen "
+                                 f"the journal)")
+
+        def _same_file(self, fd: int) -> bool:
+            """Whether the lock file's name still leads to the file this writer locked."""
+            try:
+                named = os.stat(lock_path_of(self.journal.path))
+            except FileNotFoundError:
+                return False
+            held = os.fstat(fd)
+            return (named.st_ino, named.st_dev) == (held.st_ino, held.st_dev)
 
         def __exit__(self, *exc: object) -> None:
             if self.journal.use_lock:

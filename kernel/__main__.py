@@ -50,21 +50,33 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _read(path: str, what: str) -> str:
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        print(f"python -m kernel: cannot read {what} {path}: {exc.strerror}", file=sys.stderr)
-        sys.exit(BAD_USAGE)
-    try:
-        return decode(data)
-    except JournalError as exc:
+def _invalid(explanation: str, where: str, as_json: bool) -> NoReturn:
+    """Stop with the verdict invalid for input that is no journal at all (exit 1), in the
+    form asked for: two lines, or the JSON verdict with one K8 anomaly."""
+    if as_json:
+        anomaly = {"type": "malformed", "invariant": "K8", "explanation": explanation,
+                   "witnesses": [where]}
+        print(json.dumps({"valid": False, "entries": 0, "anomalies": [anomaly], "notes": []},
+                         indent=2, sort_keys=True))
+    else:
         print("valid: false")
-        print(f"{what}: {exc}")
-        sys.exit(EXIT[False])
+        print(explanation)
+    sys.exit(EXIT[False])
 
 
-def _read_journal(path: str) -> str:
+def _read_history(path: str) -> str:
+    """The history's text; unreadable or not UTF-8 is bad usage (the journal is not judged)."""
+    try:
+        return Path(path).read_bytes().decode("utf-8")
+    except OSError as exc:
+        print(f"python -m kernel: cannot read history {path}: {exc.strerror}", file=sys.stderr)
+    except UnicodeDecodeError as exc:
+        print(f"python -m kernel: history {path}: not valid UTF-8 (byte {exc.start})",
+              file=sys.stderr)
+    sys.exit(BAD_USAGE)
+
+
+def _read_journal(path: str, as_json: bool = False) -> str:
     """The journal's text, read line by line and never more than MAX_LINE + 1 bytes of a
     line at a time: a longer line stops the reading (one line, exit 1). Only a first line
     that may be a whole JSON document (an array of entries, a simulator trace) is read on."""
@@ -74,10 +86,9 @@ def _read_journal(path: str) -> str:
             while line := f.readline(MAX_LINE + 1):
                 if len(line) > MAX_LINE and not line.endswith(b"\n"):
                     if parts or line[:1] not in (b"[", b"{"):
-                        print("valid: false")
-                        print(f"line {len(parts) + 1}: longer than the limit of "
-                              f"{MAX_LINE:,} bytes for a journal line")
-                        sys.exit(EXIT[False])
+                        _invalid(f"line {len(parts) + 1}: longer than the limit of "
+                                 f"{MAX_LINE:,} bytes for a journal line",
+                                 f"line {len(parts) + 1}", as_json)
                     line += f.read()  # perhaps one JSON document: _as_lines decides
                 parts.append(line)
     except OSError as exc:
@@ -86,14 +97,12 @@ def _read_journal(path: str) -> str:
     try:
         return decode(b"".join(parts))
     except JournalError as exc:
-        print("valid: false")
-        print(f"journal: {exc}")
-        sys.exit(EXIT[False])
+        _invalid(f"journal: {exc}", f"line {exc.line_no}", as_json)
 
 
 def _history(path: str) -> list[dict[str, Any]]:
     """The target's record: JSON lines, or one JSON array (see oracle.target_records)."""
-    text = _read(path, "history")
+    text = _read_history(path)
     if text.lstrip().startswith("["):
         numbered = [("element", i + 1, item) for i, item in enumerate(_json(text, path))]
     else:
@@ -121,7 +130,7 @@ def _json(text: str, where: str) -> Any:
         sys.exit(BAD_USAGE)
 
 
-def _as_lines(text: str) -> str:
+def _as_lines(text: str, as_json: bool = False) -> str:
     """JSON lines as they are; a JSON array of entries (or a simulator trace document with a
     "journal" list) is rendered to canonical lines first."""
     head = text.lstrip()[:1]
@@ -136,15 +145,13 @@ def _as_lines(text: str) -> str:
         return text
     for i, entry in enumerate(entries):
         if not isinstance(entry, dict):
-            print("valid: false")
-            print(f"entry {i + 1} of the journal array is not a JSON object")
-            sys.exit(EXIT[False])
+            _invalid(f"entry {i + 1} of the journal array is not a JSON object",
+                     f"line {i + 1}", as_json)
     try:
         return render(entries)
     except (KernelError, TypeError, AttributeError) as exc:
-        print("valid: false")
-        print(f"the journal's entries cannot be rendered as canonical JSON lines: {exc}")
-        sys.exit(EXIT[False])
+        _invalid(f"the journal's entries cannot be rendered as canonical JSON lines: {exc}",
+                 "line 1", as_json)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -152,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
     args = _parser().parse_args(argv)
-    text = _as_lines(_read_journal(args.journal))
+    text = _as_lines(_read_journal(args.journal, args.json), args.json)
     history = _history(args.history) if args.history else None
     now = args.now if args.now is not None else time.time_ns() // 1_000_000
     verdict = check(text, history, complete=args.complete, now=now)

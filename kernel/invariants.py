@@ -35,7 +35,8 @@ What each invariant checks here (t = the entry's time, or a send record's time):
   application no later than itself; REFUSED after a send needs a "not found" asked after the
   claim; executed=false, executed=true (COMMITTED or settled by a LATE answer) must match the
   record; AMBIGUOUS only after a send, where no lookup, open window or passing check could
-  settle it, with a reason the facts support; no lookup asked after its own entry.
+  settle it, with a reason the facts support; no lookup asked after its own entry; a late
+  confirmation that settles an AMBIGUOUS receipt comes no earlier than an application.
 - K9 (``complete``): no effect left DISPATCHED. K10: a refusal's checks really failed, with
   the reason naming a failed check.
 
@@ -369,9 +370,16 @@ def _committed(fx: Effect, walk: Walk, e: Entry, out: Report) -> None:
 UNIT_REASONS = ("plan_superseded", "claim_expired", "read_overlap_moved", "over_budget")
 
 
+def unit_check(e: Entry) -> str:
+    """The unit check a refusal names, at admission, dispatch or recovery (a recovery's
+    reason is the check's name with ``_at_recovery``), or ""."""
+    reason = str(e.get("reason", "")).removesuffix("_at_recovery")
+    return reason if reason in UNIT_REASONS else ""
+
+
 def unit_reason(fx: Effect, e: Entry) -> bool:
     """A coordinated unit refused for a unit check: its cause is judged with G1-G8."""
-    return "coordination" in (fx.proposal or {}) and e.get("reason") in UNIT_REASONS
+    return "coordination" in (fx.proposal or {}) and bool(unit_check(e))
 
 
 def _reason_contradicts(fx: Effect, e: Entry) -> bool:
@@ -574,6 +582,17 @@ def _receipts_against_record(fx: Effect, walk: Walk, out: Report) -> None:
         out.add(fx, "K7", "settled_not_applied", f"{line(walk.settled)}: a late answer settles "
                 f"effect {fx.short} as executed, but the target never applied it.",
                 line(walk.settled))
+    elif walk.settled is not None and _all_after(fx, int(walk.settled["ts"])):
+        out.add(fx, "K7", "settled_before_applied", f"{line(walk.settled)}: a late answer "
+                f"settles effect {fx.short} as executed at {walk.settled['ts']}, before the "
+                f"target first applied it (h{fx.applies[0][0]}).", line(walk.settled),
+                f"h{fx.applies[0][0]}")
+
+
+def _all_after(fx: Effect, ts: int) -> bool:
+    """Every application of the effect has a recorded time, and all are later than ts."""
+    times = [a.get("ts") for _, a in fx.applies]
+    return all(type(t) is int and t > ts for t in times)
 
 
 def _committed_against_record(fx: Effect, final: Entry, out: Report) -> None:
@@ -713,7 +732,7 @@ def _unit_dispatched(bus: Bus, u: Unit, e: Entry, out: Report) -> None:
 
 def _unit_refusal_cause(bus: Bus, u: Unit, e: Entry) -> bool:
     """Whether a unit check really failed when the unit was refused for it (K10)."""
-    reason, ts = e.get("reason"), int(e["ts"])
+    reason, ts = unit_check(e), int(e["ts"])
     if reason == "claim_expired":
         return u.admitted is not None and ts >= u.until
     if reason == "over_budget":
@@ -753,7 +772,7 @@ def _unit_step(bus: Bus, u: Unit, e: Entry, out: Report) -> None:
         u.landed = True
     elif kind == "VERIFIED" and e.get("result") == "failed":
         u.failed = True
-    elif kind == "REFUSED" and u.final is None and e.get("reason") in UNIT_REASONS \
+    elif kind == "REFUSED" and u.final is None and unit_check(e) \
             and not _unit_refusal_cause(bus, u, e):
         out.add(u.fx, "K10", "unit_refused_without_cause", f"{line(e)}: unit {u.fx.short} is "
                 f"REFUSED as '{e.get('reason')}', which the journal before it does not "

@@ -19,10 +19,12 @@ note, never parsed as an entry. A hash chain cannot see entries cut from the end
 last known hash as ``expected_head`` to catch that.
 
 Speed. ``verify`` first tries each block of ``BLOCK`` lines on a fast path (``_fast_block``):
-one C parse for the whole block, the C encoder's spelling compared with each line, then the
-same schema and chain checks. It only ever answers "all sound" or "not proven"; a block it
-does not prove is judged again line by line by the reference path (``fast=False``), which
-alone words anomalies, so both give the same verdict (tests/kernel/test_fast_verify.py).
+one C parse for the whole block, the C encoder's spelling compared with each line, the
+schema checked by one regular expression per kind over the canonical line (``_SHAPES``,
+which also locates the hash member; a line outside their plain subset goes through
+``_check_fields``), then the chain. It only ever answers "all sound" or "not proven"; a
+block it does not prove is judged again line by line by the reference path (``fast=False``),
+which alone words anomalies, so both give the same verdict (tests/kernel/test_fast_verify.py).
 """
 
 from __future__ import annotations
@@ -143,9 +145,21 @@ def seal(body: Mapping[str, Any], seq: int, prev: str) -> tuple[dict[str, Any], 
     entry["seq"] = seq
     entry["prev"] = prev
     entry.pop("hash", None)
-    unsigned = canonical(entry)
-    entry["hash"] = hashlib.sha256(unsigned).hexdigest()
-    line = canonical(entry)
+    # One canonical encoding, in two halves: the members sorting before "hash" and those
+    # after it (seq and prev are always there). Top-level keys compare with "hash" alike in
+    # UTF-16 and code-point order, so the halves joined are canonical(entry) byte for byte
+    # and the hash member goes between them.
+    try:
+        low = {k: v for k, v in entry.items() if k < "hash"}
+    except TypeError:  # a key that is not a string: canonical says why there is no form
+        canonical(entry)
+        raise
+    before = canonical(low)[:-1]
+    after = canonical({k: v for k, v in entry.items() if k > "hash"})[1:]
+    head = before + b"," if len(before) > 1 else before
+    digest = hashlib.sha256(head + after).hexdigest()
+    entry["hash"] = digest
+    line = b"%s\"hash\":\"%s\",%s" % (head, digest.encode(), after)
     if len(line) > MAX_LINE:
         raise KernelError(f"entry {seq} would be a line of {len(line):,} bytes: longer than "
                           f"the journal's limit of {MAX_LINE:,}")
@@ -222,6 +236,7 @@ _LONG_NUMBER = re.compile(r"[:,\[]-?[0-9]{16}")
 # The same test, coarser and in C: every match of _LONG_NUMBER becomes "#" and 16 zeros.
 _NUMBER_START = str.maketrans(":,[-0123456789", "####0000000000")
 _LONG_MARK = "#" + "0" * 16
+_JOIN = "".join
 
 
 def _as_double(n: int) -> float:
@@ -475,9 +490,10 @@ def verify(text: str | bytes, now: int | None = None, expected_head: str | None 
     prev, last_ts = GENESIS, 0
     entries = verdict.entries
     seen: set[tuple[str, ...]] = set()
+    proven: set[str] = set()  # free-form texts the fast path found canonically spelled
     for start in range(0, len(lines), BLOCK):
         block = lines[start:start + BLOCK]
-        sound = _fast_block(block, start, prev, last_ts, now) if fast else None
+        sound = _fast_block(block, start, prev, last_ts, now, proven) if fast else None
         if sound is None:
             for i, line in enumerate(block, start):
                 checked = _check_line(line, i + 1, i, prev, last_ts, now, seen)
@@ -504,20 +520,103 @@ def verify(text: str | bytes, now: int | None = None, expected_head: str | None 
 BLOCK = 1024  # lines the fast path parses in one call of the C scanner
 _BMP_END = "\U00010000"
 
+# The schema once more, as regular expressions over a line: each kind's members in key
+# order, every value outside the free-form ones (payload, key, premises, facts) spelled as
+# RFC 8785 spells it (integers without -0, strings without escapes, no whitespace). They
+# describe a plain subset of the valid lines (free-form values at most two levels deep, no
+# coordination members); a line outside it is judged by the C encoder and _check_fields
+# instead. The patterns tokenize exactly (a string token stops at its closing quote, as it
+# holds no backslash), so a match proves what _check_fields checks, and that the line is
+# canonical once its free-form parts are (each is compared with the C encoder's spelling
+# of its value; canonical or not is a property of a text, so a text once proven is not
+# encoded again).
+_S = r'"[^"\\]*"'  # a string without escapes
+_N = r"(?:0|[1-9][0-9]*)"  # a natural number: at most 15 digits in a fast block, so safe
+_P = r"[1-9][0-9]*"
+_B = r"(?:true|false)"
+_H = r'"[0-9a-f]{64}"'
+_V0 = rf"(?:{_S}|-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:e[+-][0-9]+)?|true|false|null)"
 
-def _fast_block(lines: list[str], seq: int, prev: str, last_ts: int,
-                now: int | None) -> list[dict[str, Any]] | None:
+
+def _container(value: str) -> str:
+    return rf"(?:\{{(?:{_S}:{value}(?:,{_S}:{value})*)?\}}|\[(?:{value}(?:,{value})*)?\])"
+
+
+_V1 = f"(?:{_V0}|{_container(_V0)})"
+_V2 = f"(?:{_V0}|{_container(_V1)})"
+_OBJECT = rf"\{{(?:{_S}:{_V1}(?:,{_S}:{_V1})*)?\}}"
+
+
+def _object_shape(required: dict[str, str], optional: dict[str, str] | None = None,
+             hash_group: bool = False) -> str:
+    """An object with these members in key order (the last one must be required)."""
+    optional = optional or {}
+    names = sorted({**required, **optional})
+    assert names[-1] in required
+    parts = []
+    for name in names:
+        member = f'"{name}":{required.get(name) or optional[name]}'
+        member += "" if name == names[-1] else ","
+        if hash_group and name == "hash":
+            member = f"(?P<hash>{member})"
+        parts.append(f"(?:{member})?" if name in optional else member)
+    return r"\{" + "".join(parts) + r"\}"
+
+
+_LEASE = _object_shape({"expires_at": r"(?:0|-?[1-9][0-9]*)", "id": _S, "live": _B,
+                        "revoked": _B})
+_CHECKS = _object_shape({"facts": f"(?P<facts>{_OBJECT})", "lease": _LEASE,
+                         "stale": rf"\[(?:{_S}(?:,{_S})*)?\]"})
+_FIELD_SHAPES = {
+    "seq": _N, "ts": _N, "effect_id": _H, "prev": _H, "hash": _H,
+    "payload": f"(?P<payload>{_V2})", "payload_digest": _H, "key": f"(?P<key>{_V2})",
+    "premises": f"(?P<premises>{_OBJECT})", "lease": _S, "target": _S,
+    "capabilities": _object_shape({"dedup_window": _N, "dedupes": _B, "lookup_lag": _N,
+                              "queryable": _B}, {"bounds_in_flight": "false"}),
+    "timing": _object_shape({"send_timeout": _P, "settle_margin": _P, "dedup_margin": _N}),
+    "checks": _CHECKS, "lookup": _object_shape({"found": _B, "asked_at": _N}), "attempt": _P,
+    "phase": '"(?:dispatch|recovery)"', "deadline": _N, "claim_until": _N,
+    "first_sent_at": _N, "result": '"could_not_run"', "reason": _S,
+    "executed": '"(?:false|true)"', "answer": '"(?:ack|lookup)"', "found": _B, "asked_at": _N,
+}
+_KIND_SHAPES = {("COMMITTED", "via"): '"(?:ack|lookup|verification)"',
+                ("LANDED", "via"): '"(?:ack|lookup)"',
+                ("REJECTED", "reason"): '"conflicting_payload"'}
+
+
+def _kind_shape(kind: str, required: dict[str, Any], optional: dict[str, Any]) -> Any:
+    def shape(name: str) -> str:
+        return _KIND_SHAPES.get((kind, name)) or _FIELD_SHAPES[name]
+    needed = {name: f'"{kind}"' if name == "kind" else shape(name)
+              for name in {**COMMON, **required}}
+    maybe = {name: shape(name) for name in optional
+             if name in _FIELD_SHAPES or (kind, name) in _KIND_SHAPES}
+    return re.compile(_object_shape(needed, maybe, hash_group=True)).fullmatch
+
+
+_SHAPES = {kind: _kind_shape(kind, *fields) for kind, fields in KINDS.items()}
+
+
+_FREE = {"PROPOSED": (("payload",), ("key",), ("premises",)),
+         **{kind: (("checks", "facts"),) for kind, (required, optional) in KINDS.items()
+            if "checks" in required or "checks" in optional}}
+
+
+def _fast_block(lines: list[str], seq: int, prev: str, last_ts: int, now: int | None,
+                proven: set[str] | None = None) -> list[dict[str, Any]] | None:
     """The entries of ``lines`` (seq ``seq`` onwards) when a few whole-block tests prove
     every line sound, else None: not proven, and the reference path decides. It never
     words an anomaly, so it can only make verify faster, never change its verdict.
 
-    The block is parsed as one JSON array by the C scanner; then each line must be exactly
-    what the C encoder writes for the value parsed in its place (so the line is that value,
-    canonically spelled, once the block is known to hold no character beyond the Basic
-    Multilingual Plane, where the two key orders differ, and no integer of 16 digits or
-    more, which the C encoder would spell although RFC 8785 refuses or rereads it; floats
-    were vetted as they were parsed), nest at most LINE_DEPTH levels, pass the schema, and
-    chain: seq, prev, hash and time order."""
+    The block must hold no character beyond the Basic Multilingual Plane (where the C
+    encoder's key order differs from RFC 8785's) and no integer of 16 digits or more (which
+    the C encoder would spell although RFC 8785 refuses or rereads it); floats are vetted
+    as they are parsed. It is parsed as one JSON array by the C scanner. Each line then
+    matches its kind's pattern in ``_SHAPES`` with its free-form parts spelled as the C
+    encoder spells their values (texts in ``proven`` were), or else is exactly what the C
+    encoder writes for its entry, within the depth limit, and passes _check_fields. Either
+    way it is one whole JSON object, so the array's values line up with the lines. Last,
+    the block must chain: seq, prev, hash and time order."""
     joined = ",".join(lines)
     if (max(map(len, lines)) > MAX_LINE // 4 or not (joined.isascii() or max(joined) < _BMP_END)
             or _LONG_MARK in joined.translate(_NUMBER_START)):
@@ -526,16 +625,35 @@ def _fast_block(lines: list[str], seq: int, prev: str, last_ts: int,
         entries = _scan("[" + joined + "]", 0)[0]
     except (ValueError, StopIteration, RecursionError):
         return None
-    if len(entries) != len(lines):  # what makes the zip below exact (the compare implies it)
+    if len(entries) != len(lines):
         return None
-    sha256, pieces, join = hashlib.sha256, _encode_pieces, "".join
+    sha256, shapes, pieces, join = hashlib.sha256, _SHAPES, _encode_pieces, _JOIN
+    proven = set() if proven is None else proven
     for entry, line in zip(entries, lines, strict=True):
+        if type(entry) is not dict:
+            return None
+        kind: Any = entry.get("kind")
+        shape = shapes.get(kind) if type(kind) is str else None
+        plain = shape(line) if shape is not None else None
         try:
-            if (type(entry) is not dict or join(pieces(entry, 0)) != line
-                    or line.count("{") + line.count("[") > LINE_DEPTH):
+            if plain is not None:
+                for path in _FREE.get(kind, ()):
+                    part = plain.group(path[-1])
+                    if part is not None and part not in proven:
+                        value = entry[path[0]] if len(path) == 1 else entry[path[0]][path[1]]
+                        if join(pieces(value, 0)) != part:
+                            return None
+                        if len(proven) < 4096:
+                            proven.add(part)
+                at, end = plain.span("hash")
+                unsigned = line[:at] + line[end:]
+            elif (join(pieces(entry, 0)) != line
+                  or line.count("{") + line.count("[") > LINE_DEPTH):
                 return None
-            _check_fields(entry, seq + 1)
-            digest = sha256(_unsigned(line, entry).encode("utf-8")).hexdigest()
+            else:
+                _check_fields(entry, seq + 1)
+                unsigned = _unsigned(line, entry)
+            digest = sha256(unsigned.encode("utf-8")).hexdigest()
         except (JournalError, UnicodeEncodeError):
             return None
         ts = entry["ts"]

@@ -97,6 +97,9 @@ class Timing:
     def validate(self, caps: Capabilities) -> None:
         if self.send_timeout <= 0 or self.settle_margin <= 0:
             raise ConfigError("send_timeout and settle_margin must be positive")
+        if max(self.send_timeout, self.settle_margin, self.dedup_margin) > 2**40:
+            raise ConfigError("send_timeout, settle_margin and dedup_margin must be times a "
+                              "journal can add to a clock (at most 2^40 ms)")
         if caps.queryable and self.settle_margin <= caps.lookup_lag:
             raise ConfigError(
                 f"settle_margin {self.settle_margin} must exceed the target's lookup lag "
@@ -121,6 +124,15 @@ class Lease:
     id: str
     expires_at: int
     revoked: bool = False
+
+    def __post_init__(self) -> None:
+        """Refuse what no journal can record, before anything is journaled (a lease that
+        never ends is a far time, not sys.maxsize: times are integers within +-(2^53-1))."""
+        if type(self.expires_at) is not int or abs(self.expires_at) > _MAX_TIME \
+                or type(self.id) is not str or type(self.revoked) is not bool:
+            raise ConfigError(f"a lease needs a string id, an integer expires_at within "
+                              f"+-(2^53-1) ms and a boolean revoked, not {self.id!r}, "
+                              f"{self.expires_at!r}, {self.revoked!r}")
 
     def live(self, now: int) -> bool:
         return not self.revoked and now < self.expires_at
@@ -149,12 +161,50 @@ class Proposal:
         if not isinstance(self.premises, Mapping):
             raise KernelError("premises must be a mapping of fact name to expected value")
         self.timing.validate(self.capabilities)
-        recordable(dict(self.premises), self.lease, self.target)  # what is accepted is read back
-        object.__setattr__(self, "effect_id", effect_id(self.payload, self.key))
-        object.__setattr__(self, "payload_digest", payload_digest(self.payload))
+        memo = _memo_key(self)
+        ids = _CHECKED.get(memo) if memo is not None else None
+        if ids is None:
+            recordable(dict(self.premises), self.lease, self.target)  # accepted = read back
+            ids = effect_id(self.payload, self.key), payload_digest(self.payload)
+            if memo is not None:
+                if len(_CHECKED) >= _CHECKED_MAX:
+                    _CHECKED.clear()  # bounded
+                _CHECKED[memo] = ids
+        object.__setattr__(self, "effect_id", ids[0])
+        object.__setattr__(self, "payload_digest", ids[1])
         object.__setattr__(self, "premise_names", tuple(sorted(self.premises)))
         object.__setattr__(self, "recorded_setup",
                            (self.capabilities.as_json(), self.timing.as_json()))
+
+
+# Proposals of flat values already checked and named: (payload, key, premises, lease,
+# target) spelled member by member with each value's type -> (effect id, payload digest).
+# A sweep proposes the same few decisions over and over; hashing them again is the cost.
+_CHECKED: dict[tuple[Any, ...], tuple[str, str]] = {}
+_CHECKED_MAX = 4_096
+
+
+def _flat(value: Any) -> tuple[Any, ...] | None:
+    """A dict of strings, ints, bools and None as (name, type, value) triples; else None."""
+    if type(value) is not dict:
+        return None
+    out = []
+    for k, v in value.items():
+        kind = type(v)
+        if kind is not str and kind is not int and kind is not bool and v is not None:
+            return None
+        out.append((k, kind, v))
+    return tuple(out)
+
+
+def _memo_key(p: Proposal) -> tuple[Any, ...] | None:
+    """The memo key of a proposal's checked values, or None when they are not all flat."""
+    payload, premises = _flat(p.payload), _flat(p.premises)
+    key = () if p.key is None else _flat(p.key)
+    if payload is None or premises is None or key is None or type(p.lease) is not str \
+            or type(p.target) is not str:
+        return None
+    return payload, p.key is None, key, premises, p.lease, p.target
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,9 +244,20 @@ class Coordination:
 
     @classmethod
     def from_json(cls, v: Mapping[str, Any]) -> Coordination:
-        return cls(writes=tuple(v["writes"]), reads=tuple(v["reads"]), ttl=v["ttl"],
-                   budget=v["budget"], cost=v["cost"], cap=v["cap"], plan=v["plan"],
-                   plan_version=v["plan_version"], verify=v["verify"])
+        """The record ``as_json`` writes; KernelError if a member is missing or unusable."""
+        missing = [k for k in _COORDINATION_FIELDS if k not in v]
+        if missing:
+            raise KernelError(f"the coordination record lacks {', '.join(missing)}")
+        try:
+            return cls(writes=tuple(v["writes"]), reads=tuple(v["reads"]), ttl=v["ttl"],
+                       budget=v["budget"], cost=v["cost"], cap=v["cap"], plan=v["plan"],
+                       plan_version=v["plan_version"], verify=v["verify"])
+        except TypeError as exc:
+            raise KernelError(f"the coordination record is unusable: {exc}") from None
+
+
+_COORDINATION_FIELDS = ("writes", "reads", "ttl", "budget", "cost", "cap", "plan",
+                        "plan_version", "verify")
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,11 +301,30 @@ class View:
 
 
 _MISSING = object()  # a fact nobody observed: unequal to every JSON value
+_MAX_TIME = 2**53 - 1  # the largest integer a journal records exactly
+
+
+def _json_equal(a: object, b: object) -> bool:
+    """JSON equality: Python's ``==`` (needed: equal JSON values compare equal) without its
+    one mistake for JSON, true == 1 and false == 0, at any depth; 1 and 1.0 stay equal."""
+    if a != b:
+        return False
+    ta, tb = type(a), type(b)
+    if ta is tb and ta is not list and ta is not dict:
+        return True
+    if ta is bool or tb is bool:
+        return False
+    if isinstance(a, list) and isinstance(b, list):
+        return all(_json_equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return all(_json_equal(v, b[k]) for k, v in a.items())
+    return True  # an int and a float of the same value
 
 
 def stale_premises(premises: Mapping[str, JSON], facts: Mapping[str, JSON]) -> list[str]:
-    """Names of the premises that the observed facts no longer support (sorted)."""
-    stale = [k for k, v in premises.items() if facts.get(k, _MISSING) != v]
+    """Names of the premises that the observed facts no longer support (sorted), judged by
+    JSON equality: a premise 1 is not supported by a fact true."""
+    stale = [k for k, v in premises.items() if not _json_equal(facts.get(k, _MISSING), v)]
     if len(stale) > 1:
         stale.sort()
     return stale

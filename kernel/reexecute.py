@@ -111,7 +111,7 @@ def _proposal(entry: Entry) -> Proposal:
                         timing=Timing(**entry["timing"]), key=entry["key"],
                         target=entry["target"],
                         coordination=Coordination.from_json(unit) if unit is not None else None)
-    except (KernelError, TypeError) as exc:
+    except (KernelError, TypeError, ValueError) as exc:
         raise Divergence("refused_proposal", "kind",
                          f"the kernel refuses this proposal: {exc}") from None
 
@@ -144,7 +144,12 @@ def _unit(effect: Effect, entry: Entry, ctx: Context) -> dict[str, Any]:
     as recorded in its check (the view's own record of the plan can only raise it)."""
     if effect.proposal.coordination is None:
         return {}
-    plan = entry.get("checks", {}).get("unit", {}).get("plan")
+    unit = entry.get("checks", {}).get("unit")
+    plan = unit.get("plan") if isinstance(unit, dict) else None
+    if plan is not None and not (isinstance(plan, dict) and type(plan.get("id")) is str
+                                 and type(plan.get("current")) is int):
+        raise Divergence("missing_observation", "checks.unit.plan", "the plan check records "
+                         "no plan id and current version (the observation it decided on)")
     return {"view": ctx.view(),
             "plan": Plan(plan["id"], plan["current"]) if plan is not None else None}
 
@@ -267,9 +272,24 @@ def _first_difference(expected: Mapping[str, Any], recorded: Mapping[str, Any],
             inner = _first_difference(want, got, where + ".")
             if inner:
                 return inner
-        elif want != got or type(want) is not type(got):
+        elif not _same(want, got):
             return where, want, got
     return None
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Type-exact equality of JSON values: unlike ``==``, true is not 1 and 5.0 is not 5,
+    at any depth (a recorded value of another JSON type is a divergence, never a match)."""
+    if a is b:
+        return True
+    kind = type(a)
+    if kind is not type(b):
+        return False
+    if kind is dict:
+        return a.keys() == b.keys() and all(_same(v, b[k]) for k, v in a.items())
+    if kind is list or kind is tuple:
+        return len(a) == len(b) and all(map(_same, a, b))
+    return bool(a == b)
 
 
 def _how(field: str, effect: Effect | None, event: Event, entry: Entry,
@@ -347,7 +367,8 @@ def reexecute_entry(effect: Effect | None, entry: Entry, ctx: Context | None = N
         raise Divergence("silent_kernel", "kind", f"the kernel writes nothing at ts "
                          f"{entry['ts']}: {_silence(effect, result.commands)}")
     expected = appended[0]
-    if len(expected) + 3 != len(entry) or not expected.items() <= entry.items():
+    if len(expected) + 3 != len(entry) or not all(
+            _same(v, entry.get(k, ...)) for k, v in expected.items()):
         _compare(effect, event, entry, expected)
     return result.effect
 

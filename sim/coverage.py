@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from faults.plans import WORLD_EVENTS
+from faults.plans import LEASE_RENEWAL, WORLD_EVENTS
 from sim.tiers import TIER_NAMES
 
 FLOOR = 0.05
@@ -21,8 +21,9 @@ KINDS = ("crash before send", "crash in flight", "crash after apply", "crash aft
          "late recovery", "crash during recovery", "two recoverers", "torn write",
          *(f"{e} before dispatch" for e in WORLD_EVENTS),
          *(f"{e} during outage" for e in WORLD_EVENTS if e != "manual_refund"),
+         f"{LEASE_RENEWAL} before dispatch", f"{LEASE_RENEWAL} during outage",
          "duplicate submit", "conflicting payload", "model re-decides", "slow send",
-         "ack lost", "late ack", "lookup lag", "delivery bound")
+         "ack lost", "late ack", "lookup lag", "delivery bound", "late delivery")
 # Where a fault can matter: a dedup window only at deduplicating tiers, a lookup lag only
 # where the target can be looked up. Everything else applies at every tier.
 APPLIES = {"late recovery": ("t1", "t1d"), "lookup lag": ("t1", "t2")}
@@ -36,6 +37,10 @@ NOTES = {
     "late recovery": "recovery began past the dedup window minus its margin, effect open",
     "delivery bound": "a request was lost because it would have arrived past the bound",
     "late ack": "the delayed answer arrived after the sender's timeout or crash",
+    f"{LEASE_RENEWAL} before dispatch": "the decision's lease was revoked and the agent held "
+                                        "a fresh one of another id",
+    "late delivery": "a request reached a target that keeps no in-flight bound (and says so) "
+                     "after its deadline",
 }
 
 

@@ -90,6 +90,37 @@ MUTANTS = (
            "    first = now"),
     Mutant("attempt_reused", "a resend reuses the previous attempt number", "machine.py",
            "    attempt = effect.attempts + 1", "    attempt = max(1, effect.attempts)"),
+    Mutant("lease_id_ignored", "any live lease authorizes, whichever lease the decision named",
+           "machine.py", "live = lease.live(now) and lease.id == p.lease",
+           "live = lease.live(now)"),
+    Mutant("absent_without_bound", "a negative lookup is taken as proof of absence even where "
+           "the target bounds nothing in flight", "recovery.py",
+           "proven_absent = caps.queryable and lookup is not None and bounded",
+           "proven_absent = caps.queryable and lookup is not None"),
+    Mutant("window_ignores_bound", "the dedup window is trusted where the target bounds "
+           "nothing in flight", "recovery.py",
+           "if not caps.dedupes or effect.first_sent_at is None or not in_flight_bounded(effect):",
+           "if not caps.dedupes or effect.first_sent_at is None:"),
+    Mutant("tier3_refused", "with no capability left, recovery says REFUSED (never applied) "
+           "instead of AMBIGUOUS", "recovery.py",
+           'return Decision("ambiguous", "dedup_window_expired_no_lookup" if expired',
+           'return Decision("refuse", "dedup_window_expired_no_lookup" if expired'),
+    Mutant("replay_claim_lost", "replaying the journal after a restart forgets the claim of "
+           "the send in flight", "machine.py",
+           'claim_until=entry["claim_until"], executed=Executed.UNKNOWN,',
+           'claim_until=entry["ts"], executed=Executed.UNKNOWN,'),
+    Mutant("replay_first_send_reset", "replay takes the first send's time from the latest "
+           "DISPATCHED entry", "machine.py", 'first_sent_at=entry["first_sent_at"],',
+           'first_sent_at=entry["ts"],'),
+    Mutant("send_deadline_drift", "the request carries a later deadline than the one its "
+           "claim was computed from", "machine.py",
+           "    send = Send(p.effect_id, p.effect_id, p.payload, attempt, deadline, effect.token)",
+           "    send = Send(p.effect_id, p.effect_id, p.payload, attempt,\n"
+           "                deadline + 2 * timing.settle_margin, effect.token)"),
+    Mutant("stale_first_only", "only the first premise is compared with the facts",
+           "model.py",
+           "stale = [k for k, v in premises.items() if facts.get(k, _MISSING) != v]",
+           "stale = [k for k, v in list(premises.items())[:1] if facts.get(k, _MISSING) != v]"),
 )
 BY_NAME = {m.name: m for m in MUTANTS}
 

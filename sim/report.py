@@ -146,7 +146,11 @@ Each holds in the sweep's world. `assumptions.md` runs the kernel where it does 
 1. **In-flight bound.** A request cannot land after a known time: the target drops a request
    that arrives after its deadline, or delivery is bounded (within the 2 s send timeout, or
    never). Each sweep case draws one of the two for every system alike; the network may
-   delay a request far past its deadline. Broken world: `in_flight` (neither).
+   delay a request far past its deadline. A quarter of the cases instead have a target that
+   bounds nothing and says so (`bounds_in_flight=false`): the assumption is not needed there
+   and the kernel must stay safe, paying in AMBIGUOUS; a slow send then often lands past its
+   deadline ("late delivery"). Broken world: `in_flight` (neither, and the target does not
+   say so).
 2. **Lookup lag bound.** A queryable target shows a landed effect within its declared lag,
    and the settle margin (1 s) exceeds it. Broken world: `lookup_lag`.
 3. **Dedup window.** A deduplicating target remembers a key for its declared window (60 s);
@@ -186,6 +190,10 @@ Each holds in the sweep's world. `assumptions.md` runs the kernel where it does 
   out call once without a key; idempotency-only keys requests by (order, case) and retries;
   durable execution records the decision and step results, re-runs a started step with the
   same key and holds a workflow lock. None re-checks the lease or the premises.
+- Leases: the decision names one lease. A world event revokes it (`revoke_lease`), or
+  revokes it and leaves the agent holding a fresh live lease under another id
+  (`renew_lease`): a live lease that is not the decision's authority, so a send of that
+  decision after it counts as a send under a revoked lease.
 - Crashes happen at protocol points (before the send, in flight, after the target applied,
   while the answer is journaled, while recovering), so one plan tells the same story to
   every system.

@@ -63,6 +63,8 @@ def fault_kinds(plan: FaultPlan) -> list[str]:
         kinds.append("lookup lag")
     if plan.in_flight == "bounded":
         kinds.append("delivery bound")
+    if plan.declares_no_bound:
+        kinds.append("late delivery")
     return kinds or ["no fault"]
 
 

@@ -33,7 +33,7 @@ from typing import Any
 import simpy
 from simpy.events import NORMAL, Initialize
 
-from faults.plans import DEDUP_WINDOW, SEND_TIMEOUT, FaultPlan
+from faults.plans import DEDUP_WINDOW, LEASE_RENEWAL, SEND_TIMEOUT, FaultPlan
 from faults.systems import DISPATCH_DELAY, LEASE_ID
 from kernel import Capabilities, Lease, replay
 from sim.disk import Disk
@@ -43,6 +43,7 @@ from sim.target import Request, Response, Target
 from sim.tiers import TIMING, capabilities
 
 HORIZON = 3_600_000  # ms: a run that is not over after a simulated hour counts as stuck
+RENEWED_LEASE_ID = LEASE_ID + "-renewed"
 MAX_DELIVERY = SEND_TIMEOUT  # ms: the delivery bound of the "bounded" world (the claim covers it)
 
 
@@ -64,7 +65,8 @@ class Run:
         if configure is not None:
             configure(plan)
         self.disk = Disk()
-        self.lease_revoked_at: int | None = None
+        self.lease_revoked_at: int | None = None  # the decision's lease (LEASE_ID)
+        self.lease_renewed = False
         self.events: list[dict[str, Any]] | None = [] if trace else None
         self.history: list[dict[str, Any]] = []
         self.jobs = self.story.jobs(plan)
@@ -145,11 +147,14 @@ class Run:
     # ---------------------------------------------------------------- the world
 
     def world_event(self, name: str, when: str) -> None:
-        if name == "revoke_lease":
+        if name in ("revoke_lease", LEASE_RENEWAL):
             if self.lease_revoked_at is None:
                 self.lease_revoked_at = self.now
                 self.took.add(f"{name} {when}")
-                self.log("world", "revoke_lease", f"lease {LEASE_ID} revoked")
+                self.lease_renewed = name == LEASE_RENEWAL
+                self.log("world", name, f"lease {LEASE_ID} revoked" + (
+                    f"; the agent holds lease {RENEWED_LEASE_ID} from now on"
+                    if self.lease_renewed else ""))
             return
         label = self.story.world_event(name)
         if label is None:
@@ -159,8 +164,11 @@ class Run:
             self.log("world", name, label)
 
     def lease(self) -> Lease:
-        revoked = self.lease_revoked_at is not None
-        return Lease(LEASE_ID, HORIZON * 10, revoked)
+        """The lease the agent holds now: after a renewal, a live one the decision never
+        named (the kernel must not take it as the decision's authority)."""
+        if self.lease_renewed:
+            return Lease(RENEWED_LEASE_ID, HORIZON * 10, False)
+        return Lease(LEASE_ID, HORIZON * 10, self.lease_revoked_at is not None)
 
     # ---------------------------------------------------------------- crashes
 
@@ -244,6 +252,9 @@ class Run:
 
     def reach_target(self, req: Request, first: bool) -> None:
         req.arrived_at = self.now
+        if self.plan.in_flight == "neither" and req.deadline is not None \
+                and self.now > req.deadline:
+            self.took.add("late delivery")  # a target that keeps no bound takes it
         if first and self.plan.slow_send and self.outages and self.outages[0][1] is not None:
             self.took.add("slow send")  # the first request lands after the restart
         resp = self.target.receive(req, self.now)

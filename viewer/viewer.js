@@ -577,11 +577,12 @@
   }
   function lanesOf(run) {
     const { list, role } = workersOf(run);
+    const longName = (l) => l[0] === "target" && run.coding ? "target (repository)" : l[1];
     if (!list.length) {  // an older trace that does not say which worker did what
       const n = Math.max(1, ...run.events.filter((e) => e.actor === "world" && e.kind === "restart")
         .map((e) => Number((/^(\d+) worker/.exec(e.label || "") || [0, 1])[1])));
       return BASE_LANES.map((l) => ({ id: l[0], long: l[0] === "kernel" && n > 1 ?
-        "system (" + n + " workers)" : l[1], short: l[2],
+        "system (" + n + " workers)" : longName(l), short: l[2],
         title: l[0] === "kernel" && n > 1 ? "this trace does not say which worker did what, " +
           "so the workers share this lane" : "" }));
     }
@@ -589,7 +590,7 @@
     const out = [];
     for (const l of BASE_LANES) {
       if ((l[0] === "network" || l[0] === "journal") && !left(l[0])) continue;
-      if (l[0] !== "kernel") { out.push({ id: l[0], long: l[1], short: l[2] }); continue; }
+      if (l[0] !== "kernel") { out.push({ id: l[0], long: longName(l), short: l[2] }); continue; }
       for (const w of list) {
         const r = role[w];
         out.push({ id: "worker#" + w, worker: w, long: "worker " + w + (r ? " (" + r + ")" : ""),

@@ -178,9 +178,9 @@ def expected(tree: dict[str, str], ops: Any) -> dict[str, str]:
             text = re.sub(r"\b" + re.escape(op["old"]) + r"\b", op["new"], text)
         elif kind == "sub":
             text = text.replace(op["old"], op["new"])
-        elif kind == "replace" and _block(text, op["name"]):
+        elif kind == "replace" and (block := _block(text, op["name"])):
             lines = text.split("\n")
-            first, last = _block(text, op["name"])
+            first, last = block
             text = "\n".join(lines[:first] + op["code"].rstrip("\n").split("\n") + lines[last:])
         elif kind in ("add", "replace"):
             text = (text.rstrip("\n") + "\n\n\n" if text.strip() else "") + op["code"]

@@ -156,7 +156,7 @@ class KernelSystem(Original):
         """The tree with this change, without other changes that landed and are not verified
         yet: each change is verified on what is committed plus itself."""
         repo = kw.node.story.repo
-        tree = repo.tree()
+        tree: dict[str, str] = repo.tree()
         for other, effect in kw.effects.by_id.items():
             if other == eid or effect.state not in (State.DISPATCHED, State.LANDED):
                 continue

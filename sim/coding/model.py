@@ -68,16 +68,17 @@ def _span(source: str, name: str) -> tuple[int, int] | None:
 def merge_one(text: str | None, op: Op) -> str | None:
     kind = op["op"]
     if kind == "put":
-        return op["text"]
+        return str(op["text"])
     base = text or ""
     if kind == "add" or (kind == "replace" and _span(base, op["name"]) is None):
         sep = "\n\n\n" if base.strip() else ""
-        return base.rstrip("\n") + sep + op["code"].rstrip("\n") + "\n"
+        return base.rstrip("\n") + sep + str(op["code"]).rstrip("\n") + "\n"
     if kind == "replace":
         span = _span(base, op["name"])
         assert span is not None
         lines = base.splitlines(keepends=True)
-        return "".join(lines[:span[0]]) + op["code"].rstrip("\n") + "\n" + "".join(lines[span[1]:])
+        code = str(op["code"]).rstrip("\n") + "\n"
+        return "".join(lines[:span[0]]) + code + "".join(lines[span[1]:])
     if kind == "rename":
         return re.sub(rf"\b{re.escape(op['old'])}\b", op["new"], base)
     if kind == "sub":

@@ -186,7 +186,7 @@ def compare(sim_rows: list[dict[str, Any]], open_repo: OpenRepo,
         rows.append(r)
         s = by.get(r["id"])
         bad = [k for k in COMPARED if s is not None and s[k] != r[k]]
-        if bad:
+        if s is not None and bad:
             diffs.append(f"{r['id']}: " + ", ".join(f"{k} sim={s[k]} real={r[k]}"
                                                     for k in bad))
     return rows, diffs

@@ -164,7 +164,7 @@ class CodingWorker(KernelWorker):
 
     def send(self, cmd: Send) -> Any:
         node, eid = self.node, cmd.effect_id
-        payload = dict(cmd.payload)  # type: ignore[arg-type]
+        payload = dict(cmd.payload)
         token = getattr(cmd, "token", None)
         if token is not None and self.system.fencing:
             payload["token"] = token
@@ -207,7 +207,7 @@ class Original:
         self.mode = mode
 
     def worker(self, node: Any) -> CodingWorker:
-        kw = node.memory.get("kernel")
+        kw: CodingWorker | None = node.memory.get("kernel")
         if kw is None:
             kw = node.memory["kernel"] = CodingWorker(node, self)
         return kw
@@ -336,11 +336,11 @@ class Original:
             if not effect.state.final:
                 node.spawn(self.resume(kw, eid, jobs))
         for job in jobs:
-            eid = units.get(job.unit.name)
-            if eid is None:
+            known = units.get(job.unit.name)
+            if known is None:
                 node.spawn(self.handle(node, job, True))
-            elif kw.effects.by_id[eid].state.final:
-                self.finish(kw, job, eid)
+            elif kw.effects.by_id[known].state.final:
+                self.finish(kw, job, known)
         return
         yield
 

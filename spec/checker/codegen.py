@@ -125,6 +125,8 @@ def apply_code(f, key):
     if f.isidentifier() and key.isdigit() and int(key) > 0:
         return f"({f}[{int(key) - 1}] if {f}.__class__ is tuple and len({f}) >= {key} " \
                f"else _ap({f}, {key}))"
+    if f.isidentifier() and key.startswith("'") and SIMPLE_CODE.match(key):  # a record field
+        return f"({f}.d[{key}] if {f}.__class__ is _FnDict and {key} in {f}.d else _ap({f}, {key}))"
     if f.isidentifier() and SIMPLE_CODE.match(key) and not key.startswith("'"):
         return f"({f}[{key} - 1] if {f}.__class__ is tuple and 0 < {key} <= len({f}) " \
                f"else _ap({f}, {key}))"

@@ -55,6 +55,7 @@ from .scope import (
 from .values import FnDict
 
 FRESH_SUFFIX = re.compile(r"_(\d+)$")
+FIELD_KEY = re.compile(r"'[A-Za-z_][A-Za-z0-9_]{0,30}'$")
 __all__ = ["Compiler", "NeedsState", "name_of", "BUILTIN_FUNCS", "BUILTIN_HIGHER",
            "BUILTIN_VALUES"]
 
@@ -86,6 +87,7 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
         self.fold_cache = {}
         self.hoists = []
         self.unroll_factor = 1
+        self.frames = []  # the binders whose body is being compiled (memo.py)
         self.ns["_NOV"] = NOV
         for fname in dir(rt):
             if not fname.startswith("_"):
@@ -131,25 +133,35 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
         """
         self.hoists.append({})
         try:
-            lines = self.memo_body(compile_body, params)
+            with self.frame_barrier():
+                lines = self.memo_body(compile_body, params)
         finally:
             found = self.hoists.pop()
         prologue = []
         if found:
             self.hoists.append(None)
             try:
-                slow_lines = self.memo_body(compile_body, params)
+                with self.frame_barrier():
+                    slow_lines = self.memo_body(compile_body, params)
             finally:
                 self.hoists.pop()
             slow = fname + "_plain"
             self.build("\n".join([f"def {slow}({params}):"] + indent(head + slow_lines)), slow)
-            need = {}
+            need, fields = {}, {}
             for i, k in found:
-                need[i] = max(need.get(i, 0), k)
-            test = " or ".join(f"c_{i}.__class__ is not tuple or len(c_{i}) < {k}"
-                               for i, k in sorted(need.items()))
-            prologue = [f"if {test}:", f"    return {slow}({params})"]
-            prologue += [f"{name} = c_{i}[{k - 1}]" for (i, k), name in sorted(found.items())]
+                if k.__class__ is int:
+                    need[i] = max(need.get(i, 0), k)
+                else:
+                    fields.setdefault(i, []).append(k)
+            tests = [f"c_{i}.__class__ is not tuple or len(c_{i}) < {k}"
+                     for i, k in sorted(need.items())]
+            tests += [f"c_{i}.__class__ is not _FnDict" + "".join(
+                f" or {k!r} not in c_{i}.d" for k in sorted(ks))
+                for i, ks in sorted(fields.items())]
+            prologue = [f"if {' or '.join(tests)}:", f"    return {slow}({params})"]
+            prologue += [f"{name} = c_{i}[{k - 1}]" if k.__class__ is int else
+                         f"{name} = c_{i}.d[{k!r}]"
+                         for (i, k), name in sorted(found.items(), key=lambda e: e[1])]
         src = "\n".join([f"def {fname}({params}):"] + indent(head + prologue + lines))
         return self.build(src, fname)
 
@@ -169,6 +181,9 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
         if found is not None and VAR_CODE.match(f) and key.isdigit() and 0 < int(key) < 64:
             slot = (int(f[2:]), int(key))
             return found.setdefault(slot, f"p_{slot[0]}_{slot[1]}")
+        if found is not None and VAR_CODE.match(f) and FIELD_KEY.match(key):
+            slot = (int(f[2:]), key[1:-1])  # a record field of a state variable
+            return found.setdefault(slot, f"p_{slot[0]}_{len(found)}_{slot[1]}")
         return apply_code(f, key)
 
     # --- units ------------------------------------------------------------
@@ -194,7 +209,8 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
         """Evaluate a constant-level expression now (NeedsState if it is not)."""
         self.hoists.append(None)
         try:
-            code = self.ex(node, env, Cx("const"))
+            with self.frame_barrier():
+                code = self.ex(node, env, Cx("const"))
         finally:
             self.hoists.pop()
         fname = self.fresh("const")
@@ -390,7 +406,8 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
             self.const_cache[key] = None
             self.keepalive.append(binding)
             try:
-                code = self.recfn_code(binding, Cx("const"))
+                with self.frame_barrier():
+                    code = self.recfn_code(binding, Cx("const"))
                 fname = self.fresh("rfconst")
                 value = self.build(f"def {fname}():\n    return {code}", fname)()
                 self.const_cache[key] = self.inject(value, binding.node.name)
@@ -476,6 +493,7 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
             py = self.fresh("p_" + p.operator)
             env[p.operator] = LocalB(py)
             pys.append(py)
+        saved_frames, self.frames = self.frames, []
         try:
             self.hoists.append(None)
             self.no_unit_memos()
@@ -489,6 +507,7 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
         finally:
             self.hoists.pop()
             self.memo_units.pop()
+            self.frames = saved_frames
         free = sorted({m for m in LOCAL_NAME.findall(body)
                        if FRESH_SUFFIX.search(m) and int(FRESH_SUFFIX.search(m).group(1)) <= start
                        and not m.startswith(("rec_", "enabled_", "c_", "n_", "tlc_print"))})

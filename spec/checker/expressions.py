@@ -47,8 +47,13 @@ class ExpressionCompiler:
         if method is None:
             raise self.err(f"unsupported construct {kind}", node, env)
         code = method(node, env, cx)
-        if kind in FOLDABLE and cx.mode != "const":
-            return self.unit_memo(self.fold_code(code), cx)
+        if kind in FOLDABLE:
+            if cx.mode != "const":
+                code = self.fold_code(code)
+                memo = self.unit_memo(code, cx)
+                if memo is not code:
+                    return memo
+            return self.loop_memo(code, cx)
         return code
 
     def fold_code(self, code):
@@ -125,12 +130,7 @@ class ExpressionCompiler:
         return self.memo_wrap(memos, self.ex(node.expression, env2, self.memo_locals(memos, cx)))
 
     def ex_Field(self, node, env, cx):
-        r = self.ex(node.expression, env, cx)
-        if r.isidentifier():
-            key = repr(node.name)
-            return f"({r}.d[{key}] if {r}.__class__ is _FnDict and {key} in {r}.d " \
-                   f"else _ap({r}, {key}))"
-        return f"_ap({r}, {node.name!r})"
+        return self.apply_code(self.ex(node.expression, env, cx), repr(node.name))
 
     def ex_FunctionApplication(self, node, env, cx):
         f = self.ex(node.function, env, cx)
@@ -267,9 +267,10 @@ class ExpressionCompiler:
                 return "True" if node.quantifier == "\\A" else "False"
             return "(" + joiner.join(parts) + ")"
         headers, env2, cx2 = self.bind_decls(node.declarations, env, cx)
-        body = self.ex(node.predicate, env2, cx2)
+        with self.binder(cx) as frame:
+            body = self.ex(node.predicate, env2, cx2)
         fn = "all" if node.quantifier == "\\A" else "any"
-        return f"{fn}({body} {' '.join(headers)})"
+        return self.framed(frame, f"{fn}({body} {' '.join(headers)})")
 
     def ex_SetSlice(self, node, env, cx):
         headers, env2, cx2 = self.bind_decls([node.declaration], env, cx)
@@ -278,24 +279,27 @@ class ExpressionCompiler:
             elem = headers[0].split()[1]
         else:
             elem = env2[target.operator].pyname
-        body = self.ex(node.predicate, env2, cx2)
+        with self.binder(cx) as frame:
+            body = self.ex(node.predicate, env2, cx2)
         eager = f"frozenset([{elem} {' '.join(headers)} if {body}])"
         set_code = self.ex(node.declaration.arguments[1], env, cx)
         value = self.ns.get(set_code)
         if name_of(target) != "Tuple" and isinstance(value, LazySet) and not value.finite:
-            return f"_rt.filter_set({set_code}, lambda {elem}: {body})"
-        return eager
+            return self.framed(frame, f"_rt.filter_set({set_code}, lambda {elem}: {body})")
+        return self.framed(frame, eager)
 
     def ex_SetComprehension(self, node, env, cx):
         headers, env2, cx2 = self.bind_decls(node.declarations, env, cx)
-        body = self.ex(node.item, env2, cx2)
-        return f"_rt.mkset([{body} {' '.join(headers)}])"
+        with self.binder(cx) as frame:
+            body = self.ex(node.item, env2, cx2)
+        return self.framed(frame, f"_rt.mkset([{body} {' '.join(headers)}])")
 
     def ex_Function(self, node, env, cx):
         headers, env2, cx2 = self.bind_decls(node.declaration, env, cx)
         key = self.decl_key(node.declaration, env2, headers)
-        body = self.ex(node.value, env2, cx2)
-        return f"_rt.make_fn({{{key}: {body} {' '.join(headers)}}})"
+        with self.binder(cx) as frame:
+            body = self.ex(node.value, env2, cx2)
+        return self.framed(frame, f"_rt.make_fn({{{key}: {body} {' '.join(headers)}}})")
 
     def decl_key(self, decls, env2, headers):
         names = []
@@ -324,14 +328,18 @@ class ExpressionCompiler:
             pys = [self.fresh("b_" + i.operator) for i in target.items]
             for i, py in zip(target.items, pys, strict=False):
                 env2[i.operator] = LocalB(py)
-            body = self.ex(node.predicate, env2, cx.but(locals=cx.locals + tuple(pys)))
+            with self.binder(cx) as frame:
+                body = self.ex(node.predicate, env2, cx.but(locals=cx.locals + tuple(pys)))
             pred = f"lambda {tmp}: [{body} for ({', '.join(pys)},) in ({tmp},)][0]"
         else:
             py = self.fresh("b_" + target.operator)
             env2[target.operator] = LocalB(py)
-            body = self.ex(node.predicate, env2, cx.but(locals=cx.locals + (py,)))
+            with self.binder(cx) as frame:
+                body = self.ex(node.predicate, env2, cx.but(locals=cx.locals + (py,)))
             pred = f"lambda {py}: {body}"
-        return f"_rt.choose({s}, {pred})"
+        if body == "True":  # CHOOSE x \\in S : TRUE is the least element in TLC's order
+            return f"_rt.choose_least({s})"
+        return self.framed(frame, f"_rt.choose({s}, {pred})")
 
     def ex_SubscriptedAction(self, node, env, cx):
         if cx.mode != "action":
@@ -395,7 +403,15 @@ class ExpressionCompiler:
                 a, f = (self.ex(x, env, cx) for x in (args[0], args[1].arguments[0]))
                 test = f"_rt.in_dom({a}, {f})"
                 return test if op == "\\in" else f"(not {test})"
+            if op in ("\\in", "\\notin"):
+                test = self.member_code(args[0], args[1], env, cx)
+                if test is not None:
+                    return test if op == "\\in" else f"(not {test})"
             a, b = (self.ex(x, env, cx) for x in args)
+            if op in ("=", "#") and "frozenset()" in (a, b) and a.isidentifier() + b.isidentifier():
+                v = a if b == "frozenset()" else b  # S = {}
+                test = f"(not {v} if {v}.__class__ is frozenset else _eq({a}, {b}))"
+                return test if op == "=" else f"(not {test})"
             if op in ("=", "#") and SIMPLE_CODE.match(a) and SIMPLE_CODE.match(b):
                 ca, cb = class_code(a, self.ns), class_code(b, self.ns)
                 test = f"({a} == {b} if {ca} is {cb} else _eq({a}, {b}))"
@@ -431,6 +447,40 @@ class ExpressionCompiler:
                     tests.append(f"n_{p} == c_{p}")
             return "(" + " and ".join(tests or ["True"]) + ")"
         return None
+
+    def member_code(self, elem, set_node, env, cx):
+        """x \\in a..b without building the interval, x \\in S \\cup T as x \\in S \\/ x \\in T
+        (TLC decides both without building the set); None for any other set."""
+        while name_of(set_node) == "Parentheses":
+            set_node = set_node.expression
+        op = canonical_op(set_node.operator) if name_of(set_node) == "OperatorApplication" \
+            else None
+        if op not in ("..", "\\cup") or len(set_node.arguments or ()) != 2:
+            return None
+        if op == "\\cup" and self.ns.get(self.ex(set_node, env, cx)).__class__ is frozenset:
+            return None  # a constant set: one lookup
+        x = self.ex(elem, env, cx)
+        if SIMPLE_CODE.match(x):
+            return self.member_parts(x, set_node, env, cx)
+        v = self.fresh("x")
+        inner = self.member_parts(v, set_node, env, cx.but(locals=cx.locals + (v,)))
+        return f"(lambda {v}: {inner})({x})"
+
+    def member_parts(self, x, set_node, env, cx):
+        while name_of(set_node) == "Parentheses":
+            set_node = set_node.expression
+        op = canonical_op(set_node.operator) if name_of(set_node) == "OperatorApplication" \
+            else None
+        if op == ".." and len(set_node.arguments or ()) == 2:
+            lo, hi = (self.ex(a, env, cx) for a in set_node.arguments)
+            return f"_rt.in_interval({x}, {lo}, {hi})"
+        if op == "\\cup" and len(set_node.arguments or ()) == 2:
+            left, right = (self.member_parts(x, a, env, cx) for a in set_node.arguments)
+            return f"({left} or {right})"
+        s = self.ex(set_node, env, cx)
+        if self.ns.get(s).__class__ is frozenset:
+            return f"({x} in {s} or _isin({x}, {s}))"
+        return f"_isin({x}, {s})"
 
     def fnset_member_code(self, a, b):
         """x \\in [1..n -> C] for a constant function set: an unrolled tuple test."""

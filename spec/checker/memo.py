@@ -21,6 +21,7 @@ two inlined copies of one definition count as the same) gets a memo made at
 the top of the unit (`unit_memo`, `memo_body`); one that occurs once is left
 as it was.
 """
+import contextlib
 import re
 
 from .codegen import LOCAL_NAME, local_scope
@@ -29,9 +30,22 @@ from .scope import DefB
 PRIMED = re.compile(r"\bn_\d+\b")
 FRESH = re.compile(r"\b([A-Za-z]\w*?)_(\d+)\b")
 WORTH = re.compile(r"_rt\.|_ap\(|_isin\(|_eq\(| for |\brec_|lambda")
+# the slow branch of an inlined lookup or comparison of plain names (codegen.apply_code,
+# ex_Field, =, \in a constant set): code that is nothing more is not worth a memo
+_ATOM = r"(?:\w+|'[^'\\]*'|-?\d+)"
+CHEAP_FALLBACK = re.compile(rf"else _ap\(\w+, {_ATOM}\)|else _eq\({_ATOM}, {_ATOM}\)"
+                            rf"|or _isin\({_ATOM}, \w+\)")
 
 
-STATE_NAME = re.compile(r"(c_\d+|p_\d+_\d+)$")
+def worth(code):
+    """Is evaluating code more than a lookup or a comparison (so a memo pays)?"""
+    return WORTH.search(CHEAP_FALLBACK.sub("", code)) is not None
+
+
+
+LOOP_WORTH = re.compile(r"_rt\.| for |\brec_|lambda|\benabled_")  # more than a lookup
+MEMO_USE = re.compile(r"\(x_(\d+)\[0\] if x_\1 else _rt\.once\(x_\1, lambda: .*\)\)$", re.S)
+STATE_NAME = re.compile(r"(c_\d+|p_\d+_\w+)$")
 NEXT_NAME = re.compile(r"n_\d+$")
 
 
@@ -58,8 +72,6 @@ class LetMemo:
 
     def let_memos(self, node, env, cx, statement):
         """Attach a Memo to each zero-arity definition of the LET node (already in env)."""
-        if cx.mode == "const":
-            return []
         memos = []
         for d in node.definitions:
             b = env.get(getattr(d, "name", None))
@@ -74,7 +86,7 @@ class LetMemo:
         Names made fresh while compiling this mention (counter above start) are
         renamed by order of appearance before two mentions' codes are compared."""
         memo = getattr(binding, "memo", None)
-        if memo is None or cx.mode == "const" or not WORTH.search(code):
+        if memo is None or not worth(code):
             return code
         if memo.statement and PRIMED.search(code):
             return code
@@ -109,7 +121,7 @@ class LetMemo:
         if not stack or stack[-1] is None or cx.mode not in ("state", "action"):
             return code
         reg = stack[-1]
-        if code.isidentifier() or not WORTH.search(code) or "_rt.random" in code:
+        if code.isidentifier() or not worth(code) or "_rt.random" in code:
             return code
         free, bound = local_scope(code)
         if not free or not all(STATE_NAME.match(n) or (reg.next_fixed and NEXT_NAME.match(n))
@@ -126,7 +138,7 @@ class LetMemo:
             name = self.fresh("x")
             entry = reg.entries[shape] = [
                 name, code, 0, f"({name}[0] if {name} else _rt.once({name}, lambda: {code}))"]
-        entry[2] += 1
+        entry[2] += 2 if getattr(self, "frames", None) else 1  # kept if inside a binder
         return entry[3]
 
     def memo_body(self, compile_body, params):
@@ -155,3 +167,73 @@ class LetMemo:
         if not hasattr(self, "memo_units"):
             self.memo_units = []
         self.memo_units.append(None)
+
+    # --- loop-invariant subexpressions of a binder ---------------------------------
+    @contextlib.contextmanager
+    def binder(self, cx):
+        """Compile the body of a binder (\\A, \\E, CHOOSE, {x \\in S : P}, ...) in a frame
+        that collects its loop-invariant subexpressions (see framed)."""
+        frame = Frame(frozenset(cx.locals))
+        self.frames.append(frame)
+        try:
+            yield frame
+        finally:
+            self.frames.pop()
+
+    @staticmethod
+    def framed(frame, code):
+        """The binder's code, with a memo list made around it for each subexpression of
+        its body hoisted there (dropped again if the code binds a name it reads)."""
+        if not frame.memos:
+            return code
+        inside = local_scope(code)[1]
+        names = []
+        for sub, name in frame.memos.items():
+            if local_scope(sub)[0] & inside:
+                code = code.replace(memo_code(name, sub), sub)
+            elif name in code:
+                names.append(name)
+        if not names:
+            return code
+        return f"(lambda {', '.join(names)}: {code})({', '.join('[]' for _ in names)})"
+
+    def loop_memo(self, code, cx):
+        """A subexpression met in a binder's body that does not read the names the binder
+        (or one inside it) binds: evaluated at most once per evaluation of the outermost
+        binder it does not depend on, on its first use there, so it raises exactly where
+        and when it did before."""
+        frames = self.frames
+        if not frames or code.isidentifier() or not LOOP_WORTH.search(code) \
+                or "_rt.random" in code or "tlc_print" in code or MEMO_USE.match(code):
+            return code
+        mine = local_scope(code)[0].intersection(cx.locals)
+        for frame in frames:
+            if mine <= frame.outer:
+                break
+        else:
+            return code
+        name = frame.memos.get(code)
+        if name is None:
+            name = frame.memos[code] = self.fresh("x")
+        return memo_code(name, code)
+
+    @contextlib.contextmanager
+    def frame_barrier(self):
+        """Code compiled meanwhile goes into another Python function: no enclosing binder."""
+        saved, self.frames = self.frames, []
+        try:
+            yield
+        finally:
+            self.frames = saved
+
+
+class Frame:
+    __slots__ = ("outer", "memos")
+
+    def __init__(self, outer):
+        self.outer = outer  # the locals live where the binder's expression is evaluated
+        self.memos = {}     # hoisted subexpression code -> name of its memo list
+
+
+def memo_code(name, code):
+    return f"({name}[0] if {name} else _rt.once({name}, lambda: {code}))"

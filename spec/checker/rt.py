@@ -58,6 +58,8 @@ def isin(x, s):
 
 def mkset(items):
     s = frozenset(items)
+    if len(s) < 2:
+        return s
     it = iter(s)
     first = next(it, None)
     if first is not None:
@@ -96,6 +98,8 @@ def filter_set(s, pred):
 
 
 def diff(a, b):
+    if a.__class__ is frozenset and b.__class__ is frozenset:
+        return a - b
     if isinstance(a, LazySet) and not a.finite:
         return FilterSet(a, lambda x: not member(x, b))
     if b.__class__ is not frozenset:
@@ -148,6 +152,13 @@ def interval(a, b):
     return frozenset(range(a, b + 1))
 
 
+def in_interval(x, a, b):
+    """x \\in a..b, the interval not built."""
+    if x.__class__ is int and a.__class__ is int and b.__class__ is int:
+        return a <= x <= b
+    return isin(x, interval(a, b))
+
+
 def irange(a, b):
     """Iteration over a..b without building the set."""
     if a.__class__ is int and b.__class__ is int:
@@ -170,6 +181,8 @@ def ints(*vs):
 
 
 def idiv(a, b):
+    if a.__class__ is int and b.__class__ is int and b > 0:
+        return a // b
     ints(a, b)
     if b == 0:
         raise TLAError("division by zero (\\div)")
@@ -177,6 +190,8 @@ def idiv(a, b):
 
 
 def imod(a, b):
+    if a.__class__ is int and b.__class__ is int and b > 0:
+        return a % b
     ints(a, b)
     if b <= 0:
         raise TLAError(f"The second argument of % should be a positive number, not {b}")
@@ -311,13 +326,43 @@ def choose(s, pred):
     except (TLAError, TypeError, KeyError, IndexError, ValueError, ZeroDivisionError):
         found = None
     if found:
-        return found[0] if len(found) == 1 else min(found, key=sort_key)
+        return found[0] if len(found) == 1 else least(found)
     if found is None:
         for x in sorted(items, key=sort_key):
             if pred(x):
                 return x
     raise TLAError("Attempted to compute the value of an expression of form CHOOSE x \\in S: P, "
                    "but no element of S satisfied P")
+
+
+def least(items):
+    """The least of a non-empty collection in TLC's order (values.sort_key). Python's own
+    order agrees with it on integers, on strings, and on tuples of one length whose
+    components are integers or booleans (TLC compares components position by position,
+    so a position holding booleans in one and integers in another is an error in TLC
+    wherever it decides the order). sum() fails on any other component."""
+    try:
+        m = min(items)
+    except TypeError:
+        return min(items, key=sort_key)
+    c = m.__class__
+    if c is int or c is str:
+        return m
+    if c is tuple and len(set(map(len, items))) == 1:
+        try:
+            sum(map(sum, items))
+            return m
+        except TypeError:
+            pass
+    return min(items, key=sort_key)
+
+
+def choose_least(s):
+    """CHOOSE x \\in s : TRUE: the least element of s in TLC's order."""
+    items = enum(s)
+    if not items:
+        return choose(items, lambda x: True)  # TLC's error for the empty set
+    return least(items)
 
 
 def once(memo, thunk):

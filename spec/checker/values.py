@@ -233,9 +233,15 @@ class FnSet(LazySet):
             return all(member(v, cod) for v in f)
         dom = enum(self.dom)
         if f.__class__ is FnDict:
-            if frozenset(f.d) != dom:
+            if f.d.keys() != dom:
                 return False
-            return all(member(v, self.cod) for v in f.d.values())
+            cod = self.cod
+            if cod.__class__ is frozenset:
+                for v in f.d.values():
+                    if v not in cod:
+                        return member(v, cod)
+                return True
+            return all(member(v, cod) for v in f.d.values())
         return False
 
     def enumerate(self):
@@ -243,8 +249,10 @@ class FnSet(LazySet):
         if not keys:
             return frozenset([make_fn({})])
         vals = sorted(enum(self.cod), key=sort_key)
-        return frozenset(make_fn(dict(zip(keys, combo, strict=False)))
-                         for combo in product(vals, repeat=len(keys)))
+        combos = product(vals, repeat=len(keys))
+        if all(k.__class__ is int for k in keys) and keys[0] == 1 and keys[-1] == len(keys):
+            return frozenset(combos)  # the domain is 1..n: the functions are the tuples
+        return frozenset(FnDict(dict(zip(keys, combo, strict=True))) for combo in combos)
 
     def size(self):
         return size(self.cod) ** size(self.dom)

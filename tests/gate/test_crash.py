@@ -57,3 +57,12 @@ def test_power_loss_images_only_touch_bytes_after_the_last_fsync(tmp_path):
         image = (tmp_path / "journal.jsonl").read_bytes()
         assert image[:durable] == data[:durable], kind
         assert kind != "drop" or image == data[:durable]
+
+
+def test_workers_paused_past_their_claims_never_land_twice(tmp_path):
+    """SIGSTOP senders past every claim while another worker recovers, then SIGCONT them
+    (planted: with --plant no_claim_wait the same trials fail)."""
+    run = crash(tmp_path, "--seed", "12", "--stop-share", "1", "--kills", "0", "--stops", "6")
+    assert run.returncode == 0 and re.search(r"stops \d+ .*duplicates 0, lost 0, left open 0, "
+                                             r"disagreements 0, failed trials 0", run.stdout), \
+        run.stdout[-3000:]

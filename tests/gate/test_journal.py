@@ -114,3 +114,141 @@ def test_a_writer_that_cannot_take_the_lock_is_refused(tmp_path, monkeypatch):
     monkeypatch.setattr(fcntl, "flock", no_locks)
     with pytest.raises(Refused, match="cannot take the journal lock is refused"):
         JsonlJournal(tmp_path / "j.jsonl")
+
+
+def _durable_journal(path: Path, n: int) -> None:
+    journal = JsonlJournal(path)
+    for i in range(n):
+        assert journal.append(body(i, i), journal.head, fsync=True)
+    journal.close()
+
+
+def test_a_damaged_journal_whose_lock_file_was_removed_is_refused_not_cut(tmp_path):
+    """The lock file holds the durable-head marker: without it a damaged line 2 of 4 durable
+    entries used to read as an unsynced tail, and opening the journal cut lines 2-4."""
+    path = tmp_path / "j.jsonl"
+    _durable_journal(path, 4)
+    lines = path.read_bytes().split(b"\n")
+    lines[1] = lines[1].replace(b'"ts":1', b'"ts":9')
+    path.write_bytes(b"\n".join(lines))
+    (tmp_path / "j.jsonl.lock").unlink()  # a user removes a "stale" lock file
+    before = path.read_bytes()
+    with pytest.raises(Refused, match="lock file, which holds the durable-head marker, is "
+                                      "missing"):
+        JsonlJournal(path)
+    assert path.read_bytes() == before
+    assert "may have been durable" in subprocess.run(
+        [sys.executable, "-m", "gate", "repair", str(path)], capture_output=True, text=True,
+        cwd=ROOT).stdout
+
+
+def test_a_torn_last_line_is_still_cut_when_the_lock_file_is_missing(tmp_path):
+    path = tmp_path / "j.jsonl"
+    _durable_journal(path, 2)
+    path.write_bytes(path.read_bytes() + b'{"effect_id":"ab')
+    (tmp_path / "j.jsonl.lock").unlink()
+    assert JsonlJournal(path).seq == 2
+
+
+def test_a_lock_file_removed_under_a_writer_stops_that_writer(tmp_path):
+    """A writer opening after the lock file was removed locks a new file: the old writer
+    must stop, or both would be inside "the lock" at once and fork the chain."""
+    path = tmp_path / "j.jsonl"
+    old = JsonlJournal(path)
+    old.append(body(0, 0), old.head, fsync=True)
+    (tmp_path / "j.jsonl.lock").unlink()
+    new = JsonlJournal(path)
+    with new._locked():
+        with pytest.raises(Refused, match="removed or replaced"):
+            old.append(body(1, 1), old.head, fsync=True)
+    assert new.append(body(1, 2), new.head, fsync=True)["seq"] == 1
+    assert kernel.verify(path.read_text()).valid is True
+
+
+def hammer_logged(path: str, worker: int, n: int, log: str) -> None:
+    """hammer, logging the hash of every entry an append returned; stops when refused."""
+    journal = open_journal(path)
+    with open(log, "w") as out:
+        for i in range(n):
+            while True:
+                try:
+                    journal.refresh()
+                    entry = journal.append(body(journal.last_ts, worker * 1000 + i),
+                                           journal.head, fsync=True)
+                except Refused:
+                    return
+                if entry:
+                    out.write(entry["hash"] + "\n")
+                    out.flush()
+                    break
+
+
+def test_removing_the_lock_file_mid_run_loses_no_appended_entry(tmp_path):
+    path, lock = str(tmp_path / "j.jsonl"), tmp_path / "j.jsonl.lock"
+    ctx = multiprocessing.get_context("fork")
+    logs = [str(tmp_path / f"log{w}") for w in range(4)]
+    procs = [ctx.Process(target=hammer_logged, args=(path, w, 60, logs[w])) for w in range(2)]
+    for p in procs:
+        p.start()
+    while not Path(path).exists() or Path(path).stat().st_size < 5_000:
+        pass
+    lock.unlink()
+    procs += [ctx.Process(target=hammer_logged, args=(path, w, 60, logs[w])) for w in (2, 3)]
+    for p in procs[2:]:
+        p.start()
+    for p in procs:
+        p.join(60)
+    entries = kernel.verify(Path(path).read_text()).entries
+    kept = {e["hash"] for e in entries}
+    appended = [h for log in logs if Path(log).exists() for h in Path(log).read_text().split()]
+    assert appended and set(appended) <= kept, "an entry an append returned was lost"
+
+
+def test_a_journal_where_none_can_be_written_is_one_clear_error(tmp_path):
+    (tmp_path / "file").write_text("")
+    with pytest.raises(Refused, match="cannot open the journal .* for writing: Not a directory"):
+        JsonlJournal(tmp_path / "file" / "j.jsonl")
+
+
+def test_a_file_that_was_never_a_journal_is_refused_not_emptied(tmp_path):
+    """A user's own one-line file named as the journal: its line has no newline, so it read
+    as a torn tail and opening it truncated the file to nothing."""
+    for text in (b"hello", b'{"level":"info"}', b"[1, 2]\nnotes"):
+        path = tmp_path / "notes.jsonl"
+        path.write_bytes(text)
+        with pytest.raises(Refused, match="lock file"):
+            JsonlJournal(path)
+        assert path.read_bytes() == text and not (tmp_path / "notes.jsonl.lock").exists()
+
+
+def test_a_journal_reached_through_a_symlink_shares_the_real_journals_lock(tmp_path):
+    """Two writers, one naming the file and one a symbolic link to it, used to lock two
+    different files (link.jsonl.lock, real.jsonl.lock): no mutual exclusion at all."""
+    import os
+    real, link = tmp_path / "real.jsonl", tmp_path / "link.jsonl"
+    a = JsonlJournal(real)
+    link.symlink_to(real)
+    b = JsonlJournal(link)
+    assert os.fstat(a._lock_fd).st_ino == os.fstat(b._lock_fd).st_ino
+    assert a.append(body(0, 0), a.head, fsync=True)
+    assert b.append(body(0, 1), kernel.GENESIS, fsync=True) is None
+
+
+def test_repair_is_the_way_out_of_an_unreadable_marker(tmp_path):
+    """A garbled lock file: opening is refused with 'run python -m gate repair', and repair
+    itself used to fail with that same sentence, leaving no way out."""
+    path = tmp_path / "j.jsonl"
+    _durable_journal(path, 3)
+    (tmp_path / "j.jsonl.lock").write_bytes(b"garbage")
+    with pytest.raises(Refused, match="marker is unreadable"):
+        JsonlJournal(path)
+    before = path.read_bytes()
+
+    def repair(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "gate", "repair", str(path), *args],
+                              capture_output=True, text=True, cwd=ROOT)
+    shown = repair()
+    assert shown.returncode == 1 and "3 intact entries" in shown.stdout, shown.stderr
+    assert path.read_bytes() == before
+    assert repair("--apply").returncode == 0
+    assert JsonlJournal(path).seq == 3 and path.read_bytes() == before

@@ -91,7 +91,29 @@ def test_status_says_what_is_open_who_holds_the_claim_and_what_to_reconcile(kit,
 def test_status_mistakes_are_one_line_errors(tmp_path):
     missing = run_status(tmp_path / "nothing.jsonl")
     assert missing.returncode == 254 and missing.stderr.count("\n") == 1
+    folder = run_status(tmp_path)
+    assert folder.returncode == 254 and "is a directory" in folder.stderr
     bad = tmp_path / "bad.db"
     bad.write_text("not a database")
     broken = run_status(bad)
     assert broken.returncode == 1 and "Traceback" not in broken.stderr
+
+
+def test_status_and_export_leave_a_database_that_is_no_journal_as_it_was(tmp_path):
+    """A user's own .db named by mistake: status used to add a journal table to it and
+    switch it to WAL, then report 0 effects."""
+    import hashlib
+    import sqlite3
+    path = tmp_path / "app.db"
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE users (id)")
+    db.commit()
+    db.close()
+    before = hashlib.sha256(path.read_bytes()).hexdigest()
+    for command in ("status", "export"):
+        run = subprocess.run([sys.executable, "-m", "gate", command, str(path)],
+                             capture_output=True, text=True, cwd=ROOT)
+        assert run.returncode == 1 and "not a gate journal" in run.stderr, run.stderr
+        assert run.stderr.count("\n") == 1
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["app.db"]

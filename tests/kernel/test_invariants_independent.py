@@ -60,7 +60,8 @@ BUGS: dict[str, tuple[str, str, str, set[str]]] = {
         "        return now < self.expires_at", {"K4"}),
     "stale premises never reported": (
         "model.py",
-        "    stale = [k for k, v in premises.items() if facts.get(k, _MISSING) != v]",
+        "    stale = [k for k, v in premises.items() if not _json_equal(facts.get(k, _MISSING), "
+        "v)]",
         "    stale: list[str] = []", {"K5"}),
     "claim without the settle margin": (
         "machine.py", "    claim_until = deadline + timing.settle_margin",

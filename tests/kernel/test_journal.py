@@ -699,3 +699,25 @@ def test_a_line_over_the_limit_is_refused_by_its_length() -> None:
 def test_the_writer_refuses_an_entry_longer_than_a_line_may_be() -> None:
     with pytest.raises(kernel.KernelError, match="longer than the journal's limit"):
         seal({"kind": "LATE", "payload": "x" * (1 << 20)}, 0, GENESIS)
+
+
+@settings(max_examples=300, derandomize=True, deadline=None)
+@given(st.dictionaries(st.text(ANY_CHAR, max_size=4) | st.sampled_from(["hash", "has", "hasi",
+                                                                       "effect_id", "ts"]),
+                       JSONISH, max_size=6), st.integers(0, 2**53 - 1))
+def test_seal_writes_the_canonical_entry_and_hashes_it_without_its_hash(
+        body: dict[str, Any], seq: int) -> None:
+    """The writer encodes once, in two halves around the hash member: the line must be the
+    canonical JSON of the whole entry, and the hash that of the entry without it."""
+    try:
+        whole = dict(body, seq=seq, prev=GENESIS)
+        whole.pop("hash", None)
+        unsigned = kernel.canonical(whole)
+        expected = kernel.canonical({**whole, "hash": hashlib.sha256(unsigned).hexdigest()})
+    except kernel.KernelError:
+        with pytest.raises(kernel.KernelError):
+            seal(body, seq, GENESIS)
+        return
+    entry, line = seal(body, seq, GENESIS)
+    assert line == expected.decode("utf-8") + "\n"
+    assert entry["hash"] == hashlib.sha256(unsigned).hexdigest()

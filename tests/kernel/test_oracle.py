@@ -19,6 +19,7 @@ import pytest
 import kernel
 from kernel import invariants, oracle
 from kernel.journal import MAX_LINE, Chain, verify
+from kernel.reexecute import Divergence, reexecute
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMING = kernel.Timing(send_timeout=200, settle_margin=100, dedup_margin=1_000)
@@ -884,3 +885,58 @@ def test_cli_stops_reading_a_journal_at_a_line_over_the_limit(
     assert stopped.value.code == 1
     assert capsys.readouterr().out.splitlines() == [
         "valid: false", "line 2: longer than the limit of 1,048,576 bytes for a journal line"]
+
+
+# ---------------------------------------------------------------- type-exact comparison
+# Python's == says True == 1 and 5.0 == 5: a recorded value of another JSON type must still
+# be a divergence. The first two journals pass the schema and the chain (the members are
+# untyped there), so only re-execution can see them.
+
+
+def _coordinated() -> list[dict[str, Any]]:
+    unit = kernel.Coordination(writes=("f",), plan="p", plan_version=1)
+    p = kernel.Proposal(payload={"a": 1}, premises={"f": 1}, lease="L",
+                        capabilities=TIERS[2], timing=TIMING, coordination=unit)
+    effects, chain, entries = kernel.Effects(), Chain(), []
+    for event in (kernel.Propose(10, p),
+                  kernel.Authorize(11, kernel.Lease("L", 10**9), {"f": 1},
+                                   plan=kernel.Plan("p", 1), view=kernel.View(), seq=1)):
+        for c in effects.apply(event, p.effect_id):
+            if isinstance(c, kernel.Append):
+                entries.append(chain.seal(c.entry)[0])
+    return entries
+
+
+@pytest.mark.parametrize(("path", "value", "kernel_value"),
+                         [(("admission", "token"), True, "1"),
+                          (("checks", "unit", "plan", "ok"), 1, "true")])
+def test_a_recorded_value_of_another_json_type_is_a_divergence(
+        path: tuple[str, ...], value: Any, kernel_value: str) -> None:
+    entries = _coordinated()
+    assert oracle.check(entries).valid is True
+    chain, forged = Chain(), []
+    for entry in entries:
+        body = json.loads(json.dumps(entry))
+        if body["kind"] == "AUTHORIZED":
+            inner = body
+            for name in path[:-1]:
+                inner = inner[name]
+            inner[path[-1]] = value
+        forged.append(chain.seal(body)[0])
+    verdict = oracle.check(forged)
+    assert verdict.valid is False, verdict.first
+    first = verdict.anomalies[0]
+    assert (first["type"], first["field"]) == ("wrong_field", ".".join(path))
+    assert verdict.first.endswith(f"the kernel computes {kernel_value} from the observations "
+                                  f"recorded"), verdict.first
+
+
+@pytest.mark.parametrize(("name", "value"), [("attempt", True), ("deadline", 12.0 + 200),
+                                             ("claim_until", 312.0)])
+def test_reexecution_of_entries_given_as_dicts_is_type_exact(name: str, value: Any) -> None:
+    entries = verify(Run(1).dispatch().text).entries
+    assert entries[2]["kind"] == "DISPATCHED" and entries[2][name] == value
+    entries[2] = {**entries[2], name: value}
+    with pytest.raises(Divergence) as caught:
+        reexecute(entries)
+    assert (caught.value.kind, caught.value.field, caught.value.line) == ("wrong_field", name, 3)

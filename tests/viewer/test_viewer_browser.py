@@ -681,6 +681,8 @@ def test_a_traced_sweep_cell_and_a_shrunk_story_play(browser, tiny_results, tmp_
     _ready(page)
     assert page.locator("article.run").count() == 1
     assert page.locator("article.run g.glyph").count() == 3
+    target = page.locator("article.run text.lane-label[data-lane=target]").text_content()
+    assert target == "target (repository)", f"a coding run's target lane says {target!r}"
     stories = json.loads((RESULTS / "shrunk.json").read_text(encoding="utf-8"))["stories"]
     story = next(s for s in stories if s["found"])
     page.goto((tmp_path / "index.html").as_uri() +
