@@ -80,6 +80,7 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
         self.counter = 0
         self.const_cache = {}
         self.rec_ops = {}
+        self.pure_recs = set()  # recursive operators whose calls are memoised
         self.inline_depth = 0
         self.tlc_level = [0]
         self.keepalive = []
@@ -514,10 +515,22 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
         if not free:  # calls from a mutually recursive operator compiled meanwhile
             self.ns[f"{fname}_FREE"] = ()
         head = ["if s is not None:"] + indent(self.unpack() or ["pass"])
-        src = "\n".join([f"def {fname}(s, {', '.join(pys + free)}):"]
+        pure = not needs_state and bool(pys + free) and self.pure_body(body, fname)
+        raw = f"{fname}_raw" if pure else fname
+        src = "\n".join([f"def {raw}(s, {', '.join(pys + free)}):"]
                         + indent(head + [f"return {body}"]))
-        self.build(src, fname)
+        self.build(src, raw)
+        if pure:
+            self.build(memo_wrapper(fname, pys + free), fname)
+            self.pure_recs.add(fname)
         return needs_state, free
+
+    def pure_body(self, body, fname):
+        """A constant-level body without effects (printing, random choice, TLCGet, files)
+        that calls no recursive operator other than itself or pure ones."""
+        if IMPURE.search(body):
+            return False
+        return all(r == fname or r in self.pure_recs for r in REC_CALL.findall(body))
 
     def apply_builtin(self, name, args, env, node, cx):
         if name in BUILTIN_VALUES:
@@ -559,3 +572,29 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
         if name == "TLCSet":
             return "True"
         raise self.err(f"unsupported builtin {name}", node, env)
+
+
+IMPURE = re.compile(r"_rt\.(tlc_print|random|fail|\w*json)|_rt_tlcget|_tlc_level")
+REC_CALL = re.compile(r"\b(rec_\w+?)\(")
+MEMO_MAX = 100000
+
+
+def memo_wrapper(fname, params):
+    """A constant-level recursive operator remembers its results by argument values
+    (forgotten all at once beyond MEMO_MAX; arguments that cannot be hashed skip it)."""
+    args = ", ".join(params)
+    return "\n".join([
+        f"def {fname}(s, {args}):",
+        f"    key = ({args},)",
+        "    try:",
+        f"        return {fname}_memo[key]",
+        "    except KeyError:",
+        "        pass",
+        "    except TypeError:",
+        f"        return {fname}_raw(s, {args})",
+        f"    value = {fname}_raw(s, {args})",
+        f"    if len({fname}_memo) >= {MEMO_MAX}:",
+        f"        {fname}_memo.clear()",
+        f"    {fname}_memo[key] = value",
+        "    return value",
+        f"{fname}_memo = {{}}"])

@@ -90,3 +90,25 @@ def test_a_repeated_state_expression_in_a_step(tmp_path):
     Step == [][y' = {x' * 2} \\cup {x' * 2} /\\ Cardinality({x' * 2} \\cup {x' * 2}) = 1]_x
     """
     assert run(tmp_path, body, NO_DEADLOCK + "PROPERTY Step\n") == ("ok", None, 6)
+
+
+def test_constant_recursive_operators_remember_results(tmp_path, capsys):
+    """Fib(60) by naive recursion finishes only if results are remembered; a LET's value
+    reached by a recursive operator is part of what it remembers; one that prints is
+    evaluated at every call."""
+    body = """
+    VARIABLES x
+    Init == x = 0
+    RECURSIVE Fib(_)
+    Fib(n) == IF n < 2 THEN n ELSE Fib(n - 1) + Fib(n - 2)
+    Same(v) == LET k == v * 10
+                   RECURSIVE G(_)
+                   G(n) == IF n = 0 THEN k ELSE G(n - 1)
+               IN G(3)
+    RECURSIVE Loud(_)
+    Loud(n) == IF n = 0 THEN PrintT("loud") ELSE Loud(n - 1)
+    Next == x < 3 /\\ x' = x + 1
+    Ok == Fib(60) = 1548008755920 /\\ (\\A v \\in 0..3 : Same(v) = v * 10) /\\ Loud(x % 2)
+    """
+    assert run(tmp_path, body, NO_DEADLOCK + "INVARIANT Ok\n") == ("ok", None, 4)
+    assert capsys.readouterr().out.count("loud") == 4
