@@ -511,7 +511,7 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
         free = sorted({m for m in LOCAL_NAME.findall(body)
                        if FRESH_SUFFIX.search(m) and int(FRESH_SUFFIX.search(m).group(1)) <= start
                        and not m.startswith(("rec_", "enabled_", "c_", "n_", "tlc_print"))})
-        body = body.replace(f"*{fname}_FREE", ", ".join(free) or "*()")
+        body = body.replace(f"*{fname}_FREE", ", ".join(free))  # f(a, ) is a valid call
         if not free:  # calls from a mutually recursive operator compiled meanwhile
             self.ns[f"{fname}_FREE"] = ()
         head = ["if s is not None:"] + indent(self.unpack() or ["pass"])

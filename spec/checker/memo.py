@@ -55,6 +55,7 @@ class UnitMemos:
     def __init__(self, next_fixed):
         self.next_fixed = next_fixed  # n_<i> never change during a call (a step s -> t)
         self.entries = {}             # shape -> [name, code, count, memo code]
+        self.names = set()            # the entries' names: lists made at the unit's top
 
 
 class Memo:
@@ -125,7 +126,7 @@ class LetMemo:
             return code
         free, bound = local_scope(code)
         if not free or not all(STATE_NAME.match(n) or (reg.next_fixed and NEXT_NAME.match(n))
-                               for n in free):
+                               or n in reg.names for n in free):
             return code
         if bound:
             canon = {}
@@ -136,6 +137,7 @@ class LetMemo:
         entry = reg.entries.get(shape)
         if entry is None:
             name = self.fresh("x")
+            reg.names.add(name)
             entry = reg.entries[shape] = [
                 name, code, 0, f"({name}[0] if {name} else _rt.once({name}, lambda: {code}))"]
         entry[2] += 2 if getattr(self, "frames", None) else 1  # kept if inside a binder

@@ -359,7 +359,7 @@ def least(items):
 
 def choose_least(s):
     """CHOOSE x \\in s : TRUE: the least element of s in TLC's order."""
-    items = enum(s)
+    items = s if s.__class__ is frozenset else enum(s)
     if not items:
         return choose(items, lambda x: True)  # TLC's error for the empty set
     return least(items)
