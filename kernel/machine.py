@@ -478,6 +478,9 @@ def _verification(effect: Effect, ev: Verification) -> Transition:
 
 
 def _recover(effect: Effect, ev: Recover) -> Transition:
+    if ev.lookup is not None and not effect.proposal.capabilities.queryable:
+        raise IllegalTransition(effect.state, ev, "a lookup answer from a target that "
+                                                  "cannot be looked up")
     checks = _unit_send_checks(effect, ev, _checks(ev.now, ev.lease, ev.facts, effect.proposal))
     refusal = _refusal(checks)
     d: Decision = decide(effect, ev.now, refusal not in _AUTHORITY, refusal in _AUTHORITY

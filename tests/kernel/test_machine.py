@@ -86,6 +86,12 @@ def test_ack_commits():
     assert t.commands[0].entry["via"] == "ack"
 
 
+def test_a_lookup_answer_from_a_target_that_cannot_be_looked_up_is_illegal():
+    e = dispatched(NEITHER)
+    with pytest.raises(k.IllegalTransition, match="cannot be looked up"):
+        k.step(e, k.Recover(e.claim_until + 5, LIVE, FACTS, k.Lookup(False, e.claim_until)))
+
+
 def test_ack_for_an_attempt_never_sent_is_illegal():
     with pytest.raises(k.IllegalTransition, match="no attempt 2"):
         k.step(dispatched(), k.Ack(10, attempt=2))

@@ -185,7 +185,8 @@ def test_wrong_outcome_committed_via_lookup_at_a_non_queryable_target(tier: int)
     run = Run(tier).dispatch()
     t = run.effect.claim_until + 5
     run.forge(kind="COMMITTED", ts=t, via="lookup", lookup={"found": True, "asked_at": t})
-    assert "recorded COMMITTED, the kernel writes" in _diverges(run, "wrong_outcome")
+    # a lookup answer from a target that cannot be looked up is no observation at all
+    assert "cannot be looked up" in _diverges(run, "impossible_observation")
 
 
 def test_committed_via_lookup_at_a_queryable_target_conforms() -> None:
