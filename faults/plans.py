@@ -273,14 +273,15 @@ def plan_from_seed(seed: int, world: str | None = None) -> FaultPlan:
 def _late_knobs(r: random.Random, plan: FaultPlan, world: str | None) -> FaultPlan:
     """Knobs added after the sweep's first seeds were published, drawn after everything else
     so that a seed keeps the plan it had wherever they are off: a lease renewal (the
-    decision's lease revoked, a live one of another id held), and a target that bounds
-    nothing in flight and says so (bounds_in_flight=false: no assumption is broken, so the
-    kernel must stay safe; a slow send then often lands past its deadline)."""
-    renew, declared, late = r.random() < 0.2, r.random() < 0.25, r.random() < 0.8
-    if renew:
-        when = "during_outage" if plan.crash and r.random() < 0.7 else "before_dispatch"
+    decision's lease revoked, a live one of another id held; not in bounded-delivery cases,
+    whose lost requests it would hide), and a target that bounds nothing in flight and says
+    so (bounds_in_flight=false: no assumption is broken, so the kernel must stay safe; a slow
+    send then often lands past its deadline; only in cases that drew a deadline)."""
+    renew, declared, late = r.random() < 0.35, r.random() < 0.3, r.random() < 0.85
+    if renew and plan.in_flight != "bounded":  # a refused send would hide the bound's loss
+        when = "during_outage" if plan.crash and r.random() < 0.75 else "before_dispatch"
         plan = replace(plan, **{when: (*getattr(plan, when), LEASE_RENEWAL)})
-    if declared and world is None:
+    if declared and world is None and plan.in_flight == "deadline":  # keep bounded cases
         slow = plan.slow_send or (r.randint(SEND_TIMEOUT + 1, 8_000) if late else 0)
         plan = replace(plan, in_flight="neither", declares_no_bound=True, slow_send=slow)
     return plan

@@ -64,7 +64,7 @@ from kernel.model import (
     View,
     stale_premises,
 )
-from kernel.recovery import Decision, Lookup, decide
+from kernel.recovery import Decision, Lookup, decide, in_flight_bounded
 
 # ---------------------------------------------------------------- events (inputs)
 
@@ -508,8 +508,10 @@ def _recover(effect: Effect, ev: Recover) -> Transition:
 def _late(effect: Effect, ev: Ack | LookupAnswer) -> Transition:
     """An answer after the end: journal it; settle an AMBIGUOUS receipt; flag a contradiction."""
     confirms = isinstance(ev, Ack) or ev.found
+    # a negative lookup denies only where the claim bounds what is in flight: elsewhere the
+    # effect may land after the lookup was answered (or stay invisible for the lag)
     denies = isinstance(ev, LookupAnswer) and not ev.found and ev.asked_at is not None \
-        and ev.asked_at >= effect.claim_until
+        and ev.asked_at >= effect.claim_until and in_flight_bounded(effect)
     answer: dict[str, Any] = {"answer": "ack", "attempt": ev.attempt} if isinstance(ev, Ack) \
         else {"answer": "lookup", "found": ev.found}
     if isinstance(ev, LookupAnswer) and ev.asked_at is not None:

@@ -146,7 +146,7 @@ Each holds in the sweep's world. `assumptions.md` runs the kernel where it does 
 1. **In-flight bound.** A request cannot land after a known time: the target drops a request
    that arrives after its deadline, or delivery is bounded (within the 2 s send timeout, or
    never). Each sweep case draws one of the two for every system alike; the network may
-   delay a request far past its deadline. A quarter of the cases instead have a target that
+   delay a request far past its deadline. About a sixth of the cases instead have a target that
    bounds nothing and says so (`bounds_in_flight=false`): the assumption is not needed there
    and the kernel must stay safe, paying in AMBIGUOUS; a slow send then often lands past its
    deadline ("late delivery"). Broken world: `in_flight` (neither, and the target does not

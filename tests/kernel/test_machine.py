@@ -262,3 +262,15 @@ def test_a_late_miss_asked_before_the_claim_expired_is_not_evidence():
     assert not any(isinstance(c, k.Alert) for c in unknown_time.commands)
     late = k.step(committed, k.LookupAnswer(50_000, False, asked_at=e.claim_until))
     assert [c.invariant for c in late.commands if isinstance(c, k.Alert)] == ["K7"]
+
+
+def test_a_late_miss_is_no_evidence_where_nothing_bounds_what_is_in_flight():
+    """Found by the sweep (seed 1491, t1): two recoverers, one commits by lookup, the other's
+    negative lookup arrives later; without an in-flight bound the effect may land after a
+    lookup was answered, so that miss contradicts nothing."""
+    import dataclasses
+
+    e = dispatched(dataclasses.replace(LOOKUP_ONLY, bounds_in_flight=False))
+    committed = k.step(e, k.Ack(10, 1)).effect
+    late = k.step(committed, k.LookupAnswer(50_000, False, asked_at=e.claim_until))
+    assert not any(isinstance(c, k.Alert) for c in late.commands)
