@@ -261,26 +261,26 @@ def lock_path_of(path: Path) -> Path:
 
 def cut(path: Path, plan: RepairPlan) -> None:
     """Truncate the journal to the plan's kept bytes and fsync; lower the marker if needed."""
-    with open(path, "r+b") as f:
-        f.truncate(plan.keep_bytes)
-        os.fsync(f.fileno())
+    _truncate(path, plan)
     if plan.durable_damage:
-        last = plan.entries[-1] if plan.entries else None
-        marker = Marker(last["seq"], plan.keep_bytes, last["hash"]) if last else NO_MARKER
-        fd = os.open(lock_path_of(path), os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            os.pwrite(fd, marker.record(), 0)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        _write_marker(path, plan)
 
 
 def reset_marker(path: Path, plan: RepairPlan) -> None:
     """Make the kept entries durable and write a fresh marker naming the last of them (for
     a marker that is unreadable: ``python -m gate repair --apply``)."""
+    _truncate(path, plan)
+    _write_marker(path, plan)
+
+
+def _truncate(path: Path, plan: RepairPlan) -> None:
     with open(path, "r+b") as f:
         f.truncate(plan.keep_bytes)
         os.fsync(f.fileno())
+
+
+def _write_marker(path: Path, plan: RepairPlan) -> None:
+    """The durable-head marker names the last kept entry (or no entry at all)."""
     last = plan.entries[-1] if plan.entries else None
     marker = Marker(last["seq"], plan.keep_bytes, last["hash"]) if last else NO_MARKER
     fd = os.open(lock_path_of(path), os.O_RDWR | os.O_CREAT, 0o644)
