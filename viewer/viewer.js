@@ -181,6 +181,9 @@
     if (ev.some((e) => e.actor === "world" && e.kind === "revoke_lease")) {
       bits.push("the agent's lease was revoked");
     }
+    if (ev.some((e) => e.actor === "world" && e.kind === "renew_lease")) {
+      bits.push("the decision's lease was revoked and the agent holds a new one");
+    }
     if (ev.some((e) => e.actor === "world" && e.kind === "withdraw_approval")) {
       bits.push("the approval was withdrawn");
     }
@@ -315,8 +318,8 @@
       if (k === "crash") { shape = "bolt"; fill = C.vermillion; }
       else if (k === "restart") { shape = "circle"; fill = C.purple; txt = "\u21bb"; }
       else { shape = "hex"; fill = C.purple;
-             txt = { revoke_lease: "L", manual_refund: "$", withdraw_approval: "W",
-                     hold_customer: "H" }[k] || "!"; }
+             txt = { revoke_lease: "L", renew_lease: "N", manual_refund: "$",
+                     withdraw_approval: "W", hold_customer: "H" }[k] || "!"; }
     }
     const P = {
       square: "M-8,-8 H8 V8 H-8 Z", doc: "M-8,-10 H4 L8,-6 V10 H-8 Z",
@@ -376,6 +379,8 @@
     ["world", "revoke_lease", "the world moves: lease revoked L, manual refund $, approval " +
      "withdrawn W", ["manual_refund", "withdraw_approval"]],
     ["world", "hold_customer", "the world moves: the customer's account is put on hold (H)"],
+    ["world", "renew_lease", "the world moves: the decision's lease revoked, a new lease held " +
+     "under another id (N)"],
   ];
   function buildLegend() {
     const ul = $("legend-list");
