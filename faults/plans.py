@@ -35,6 +35,7 @@ WORLD_EVENTS = ("manual_refund", "revoke_lease", "withdraw_approval", "hold_cust
 # from then on: a live lease that is not the decision's authority. Drawn apart from
 # WORLD_EVENTS (last, see plan_from_seed) so older seeds keep their plans.
 LEASE_RENEWAL = "renew_lease"
+ALL_WORLD_EVENTS = (*WORLD_EVENTS, LEASE_RENEWAL)
 PREMISES = ("touched", "untouched")  # does the decision rely on a fact its own effect moves?
 IN_FLIGHT = ("deadline", "bounded", "neither")  # how a late request is kept from landing
 # Worlds where an assumption the kernel's safety rests on is broken (sim.assumptions):
@@ -89,9 +90,9 @@ class FaultPlan:
             if point is not None and point not in CRASH_POINTS:
                 raise ValueError(f"unknown crash point {point!r} (known: {CRASH_POINTS})")
         for event in self.before_dispatch + self.during_outage:
-            if event not in (*WORLD_EVENTS, LEASE_RENEWAL):
+            if event not in ALL_WORLD_EVENTS:
                 raise ValueError(f"unknown world event {event!r} (known: "
-                                 f"{', '.join((*WORLD_EVENTS, LEASE_RENEWAL))})")
+                                 f"{', '.join(ALL_WORLD_EVENTS)})")
         if self.recoverers < 1:
             raise ValueError("at least one worker must recover")
 
