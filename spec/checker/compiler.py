@@ -145,6 +145,9 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
                     slow_lines = self.memo_body(compile_body, params)
             finally:
                 self.hoists.pop()
+        if callable(params):  # known once the body is compiled (ex_enabled)
+            params = params()
+        if found:
             slow = fname + "_plain"
             self.build("\n".join([f"def {slow}({params}):"] + indent(head + slow_lines)), slow)
             need, fields = {}, {}

@@ -22,6 +22,7 @@ from .codegen import (
     env_for_sets,
     flatten_cross,
     has_free_local,
+    local_scope,
     name_of,
 )
 from .errors import TLAError
@@ -509,8 +510,17 @@ class ExpressionCompiler:
         if cx.mode not in ("state", "action"):
             raise self.err("ENABLED used outside a state context", node, env)
         fname = self.fresh("enabled")
-        params = ", ".join(("s",) + cx.locals)
-        self.unit(fname, params, lambda: self.act(
-            action, env, Cx("action", locals_=cx.locals), lambda c: ["return True"])
-            + ["return False"], self.unpack())
-        return f"{fname}({params})"
+        mentioned = set()
+
+        def body():
+            # only the enclosing locals the body reads are passed: a LET memo whose list
+            # is never made (its definition is too cheap to remember) is not a name there
+            lines = self.act(action, env, Cx("action", locals_=cx.locals),
+                             lambda c: ["return True"]) + ["return False"]
+            mentioned.update(local_scope("\n".join(lines))[0])
+            return lines
+
+        def params():
+            return ", ".join(("s",) + tuple(n for n in cx.locals if n in mentioned))
+        self.unit(fname, params, body, self.unpack())
+        return f"{fname}({params()})"
