@@ -1,11 +1,13 @@
 """Command line: python -m spec.checker SPEC.tla [-config X.cfg] [--json] [--workers N].
 
 Prints TLC-style text (trace, counts) or, with --json, one JSON object on
-stdout. Progress goes to stderr. Exit codes follow TLC: 0 ok, 12 invariant,
+stdout; the same on every run (the interpreter's hash seed is pinned to 0).
+Progress goes to stderr. Exit codes follow TLC: 0 ok, 12 invariant,
 13 property, 11 deadlock, 150 spec/cfg/evaluation error, 254 bad usage.
 """
 import json
 import os
+import subprocess
 import sys
 
 from .check import EXIT_CODES, check
@@ -95,5 +97,20 @@ def main(argv=None):
     return EXIT_CODES[result.result]
 
 
+def pin_hash_seed():
+    """Run again under PYTHONHASHSEED=0 unless already: a set of strings is iterated in an
+    order that follows the hash seed, and RandomElement's draws, the successors' order and
+    so the trace shown follow that order; pinned, every run prints the same."""
+    if os.environ.get("PYTHONHASHSEED") == "0":
+        return
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    args = [sys.executable] + sys.orig_argv[1:]
+    if sys.platform == "win32":  # no exec there: run a child and pass its exit code on
+        sys.exit(subprocess.call(args, env=env))
+    sys.stdout.flush()
+    os.execve(sys.executable, args, env)
+
+
 if __name__ == "__main__":
+    pin_hash_seed()
     sys.exit(main())

@@ -58,6 +58,12 @@ def isin(x, s):
 
 def mkset(items):
     s = frozenset(items)
+    c = items.__class__
+    if (c is tuple or c is list) and len(s) < len(items) and (True in s or False in s):
+        # TRUE is 1 and FALSE is 0 to Python: {TRUE, 1} would silently become {TRUE}
+        first = {e.__class__: e for e in reversed(items)}
+        if bool in first and int in first:
+            check_comparable(first[bool], first[int])
     if len(s) < 2:
         return s
     it = iter(s)

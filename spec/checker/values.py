@@ -13,16 +13,18 @@ from itertools import product
 from .errors import TLAError
 
 
-class ModelValue:
-    """A TLC model value: equal only to itself."""
+class ModelValue(bytes):
+    """A TLC model value: equal only to itself (interned by name). It is a bytes object,
+    which no other value is, so that it hashes by its name in C: a set of model values is
+    iterated in the same order on every run under one hash seed (the CLI pins it), where
+    an identity hash follows memory addresses."""
 
-    __slots__ = ("name", "order")
     _interned = {}
 
     def __new__(cls, name):
         found = cls._interned.get(name)
         if found is None:
-            found = object.__new__(cls)
+            found = bytes.__new__(cls, name.encode())
             found.name = name
             found.order = len(cls._interned)
             cls._interned[name] = found
@@ -31,8 +33,16 @@ class ModelValue:
     def __repr__(self):
         return self.name
 
+    __str__ = __repr__
+
     def __reduce__(self):
         return (ModelValue, (self.name,))
+
+    def _not_a_number(self, other):
+        raise TypeError(f"the model value {self.name} is neither a number nor a sequence")
+
+    # bytes' concatenation, repetition, formatting and ordering are not TLA+'s
+    __add__ = __mul__ = __rmul__ = __mod__ = __lt__ = __le__ = __gt__ = __ge__ = _not_a_number
 
 
 class FnDict:

@@ -103,6 +103,10 @@ ERRORS = [
     ("<<1, 2>>[3]", "domain"), ("[r |-> 1].s", "domain"), ("SUBSET Nat = {}", "infinite"),
     ("Assert(FALSE, \"boom\")", "Assert"),
     ("\"x\" \\in DOMAIN <<1>>", "compare"), ("1 \\in DOMAIN [f |-> 1]", "compare"),
+    # TRUE and 1 are one key to Python; TLC cannot compare them
+    ("{TRUE, 1}", "compare boolean TRUE with integer 1"), ("Cardinality({1, 1, TRUE})", "compare"),
+    ("{FALSE, 0, TRUE, 1}", "compare boolean FALSE with integer 0"),
+    ("[p \\in {TRUE, 1} |-> 0]", "compare"), ("{p = 1 : p \\in 1..2} \\cup {1}", "compare"),
 ]
 
 
