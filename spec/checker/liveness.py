@@ -304,6 +304,10 @@ class Graph:
         self.states = explorer.states
         self.succ = [e or [] for e in explorer.edges]
         self.n = len(self.states)
+        m = model  # the edges are exactly the next-state relation's steps
+        self.graph_is_next = explorer.key is None and not m.constraints \
+            and not m.action_constraints
+        self._levels = None
         self.fair = [self.fairness_facts(action, test, step, sub)
                      for _, action, test, step, sub in fairness]
         self.kinds = [f[0] for f in fairness]
@@ -312,6 +316,8 @@ class Graph:
         """(enabled[i], fair_targets[i]) for <<A>>_v; when A leaves variables unassigned,
         `test` picks its steps among each state's successors (see Model.sub_action_fns)."""
         st = self.states
+        if action is self.model.next_fn and self.graph_is_next:
+            return self.facts_from_edges(sub)
         enabled = [False] * self.n
         targets = [()] * self.n
         for i, s in enumerate(st):
@@ -334,6 +340,12 @@ class Graph:
                 enabled[i] = enabled[i] or bool(tset)
             targets[i] = tset
         return enabled, targets
+
+    def facts_from_edges(self, sub):
+        """fairness_facts of the next-state relation itself: its steps are the edges."""
+        subs = [sub(s) for s in self.states]
+        targets = [{j for j in out if subs[j] != subs[i]} for i, out in enumerate(self.succ)]
+        return [bool(t) for t in targets], targets
 
     def violation(self, o, inits):
         n = self.n
@@ -487,13 +499,26 @@ class Graph:
             i = parent[i]
         return self.ex.path_to(i) + tail[::-1]
 
+    def levels(self):
+        """levels[i]: the number of states on the shortest path to state i (parents come
+        before their children in `states`, so one pass in index order computes them)."""
+        if self._levels is None:
+            parents = self.ex.parents
+            lv = self._levels = [1] * self.n
+            for i in range(self.n):
+                p = parents[i]
+                if p >= 0:
+                    lv[i] = lv[p] + 1
+        return self._levels
+
     def region_bfs(self, region, starts):
         dist = {}
         parent = {}
         queue = deque()
-        for s in sorted(starts, key=lambda i: len(self.ex.path_to(i))):
+        lv = self.levels()
+        for s in sorted(starts, key=lv.__getitem__):
             if s not in dist:
-                dist[s] = len(self.ex.path_to(s))
+                dist[s] = lv[s]
                 parent[s] = None
                 queue.append(s)
         while queue:
@@ -510,46 +535,49 @@ class Graph:
 
     def sccs(self, inside):
         """Tarjan's algorithm (iterative) over nodes where inside[i]; nontrivial SCCs only."""
-        index = {}
-        low = {}
-        on_stack = set()
+        index = [-1] * self.n
+        low = [0] * self.n
+        on_stack = bytearray(self.n)
+        succ = self.succ
         stack = []
         out = []
         counter = 0
         for root in range(self.n):
-            if not inside[root] or root in index:
+            if not inside[root] or index[root] >= 0:
                 continue
-            work = [(root, iter(self.succ[root]))]
+            work = [(root, iter(succ[root]))]
             index[root] = low[root] = counter
             counter += 1
             stack.append(root)
-            on_stack.add(root)
+            on_stack[root] = 1
             while work:
                 v, it = work[-1]
                 advanced = False
                 for w in it:
                     if not inside[w]:
                         continue
-                    if w not in index:
+                    if index[w] < 0:
                         index[w] = low[w] = counter
                         counter += 1
                         stack.append(w)
-                        on_stack.add(w)
-                        work.append((w, iter(self.succ[w])))
+                        on_stack[w] = 1
+                        work.append((w, iter(succ[w])))
                         advanced = True
                         break
-                    if w in on_stack:
-                        low[v] = min(low[v], index[w])
+                    if on_stack[w] and index[w] < low[v]:
+                        low[v] = index[w]
                 if advanced:
                     continue
                 work.pop()
                 if work:
-                    low[work[-1][0]] = min(low[work[-1][0]], low[v])
+                    u = work[-1][0]
+                    if low[v] < low[u]:
+                        low[u] = low[v]
                 if low[v] == index[v]:
                     comp = []
                     while True:
                         w = stack.pop()
-                        on_stack.discard(w)
+                        on_stack[w] = 0
                         comp.append(w)
                         if w == v:
                             break

@@ -329,7 +329,11 @@ class Model:
         third is used where the enumerator cannot run (an action on expressions
         substituted through INSTANCE): enabled then means a successor satisfies it."""
         partial = []
-        fn = self.compiler.action_function(node, env, "action", what="fair", partial=partial)
+        if self.next_node is not None and same_definition((node, env), self.next_node):
+            fn = self.next_fn  # WF_vars(Next): liveness reads its steps off the graph
+        else:
+            fn = self.compiler.action_function(node, env, "action", what="fair",
+                                               partial=partial)
         compiled = []
 
         def test(s, t):  # compiled on first use only
@@ -337,6 +341,22 @@ class Model:
                 compiled.append(self.compiler.transition_function(node, env, "fair_step"))
             return compiled[0](s, t)
         return fn, (test if partial else None), test
+
+
+def same_definition(a, b):
+    """Whether two (node, env) name one zero-arity definition (or are one node)."""
+    (na, ea), (nb, eb) = a, b
+    while name_of(na) == "Parentheses":
+        na = na.expression
+    while name_of(nb) == "Parentheses":
+        nb = nb.expression
+    if na is nb:
+        return ea is eb
+    if name_of(na) != "OperatorApplication" or name_of(nb) != "OperatorApplication" \
+            or na.arguments or nb.arguments or na.operator != nb.operator:
+        return False
+    found = ea.get(na.operator)
+    return isinstance(found, DefB) and found is eb.get(nb.operator)
 
 
 def is_builtin(name):

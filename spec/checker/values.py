@@ -334,12 +334,13 @@ def is_finite(s):
 class RecFn:
     """A recursively defined function f[x \\in S] == ..., evaluated on demand."""
 
-    __slots__ = ("dom", "body", "memo")
+    __slots__ = ("dom", "body", "memo", "_v")
 
     def __init__(self, dom, body):
         self.dom = dom
         self.body = body
         self.memo = {}
+        self._v = None
 
     def __call__(self, x):
         memo = self.memo
@@ -351,7 +352,11 @@ class RecFn:
         return v
 
     def value(self):
-        return make_fn({x: self(x) for x in enum(self.dom)})
+        """The whole function, computed once (hashing it as a memo key is then cheap)."""
+        v = self._v
+        if v is None:
+            v = self._v = make_fn({x: self(x) for x in enum(self.dom)})
+        return v
 
     def __eq__(self, other):
         return self.value() == other
