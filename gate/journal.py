@@ -8,15 +8,22 @@ sealed entry; otherwise it returns None, and the caller calls ``refresh()`` (rea
 appended), replays and decides again. That is the spec's atomic read-and-append; without it
 two workers fork the chain (spec/broken/StaleView.tla).
 
-JSONL file. The lock is ``fcntl.flock`` on a side file ``JOURNAL.lock``, held only while the
-tail is read and the entry appended. A writer that cannot take the lock is refused. The side
-file also holds the durable-head marker: after the journal is synced (outside the lock, so
+JSONL file. The lock is ``fcntl.flock`` on the journal file itself, so every name that leads
+to it (a symbolic link, a lock file removed and made again) is one lock, and a crash releases
+it; it is held only while the tail is read and the entry appended. A writer also flocks the
+side file ``JOURNAL.lock`` (what writers of the earlier layout lock alone), after the journal.
+A writer that cannot take the lock is refused, and so is a journal file with more than one
+hard link (each name would keep its own marker). The side file holds the durable-head
+marker: after the journal is synced (outside the lock, so
 concurrent writers' syncs are committed together), the marker (seq, end offset and hash of
 the last synced entry) is raised under the lock and synced, before the caller acts on the
 entry (sends, hands out a receipt). So every entry at or before the
 marker is durable, and every entry anyone acted on is at or before it. Reading: damage at or
 before the marker is refused naming the line; damage after it (written, never made durable:
-a torn line, a zeroed or garbled sector, a lost write) is cut with a note. ``plan_repair``
+a torn line, a zeroed or garbled sector, a lost write) is cut with a note. Every open writes a
+marker record if the side file has none, so a side file without a record beside a journal
+with content means the marker was lost (the file was removed): that is decided under the
+lock, from the file's content, never from who created the file. ``plan_repair``
 says what a cut would remove; ``python -m gate repair`` shows it and cuts only with --apply.
 
 SQLite. One table of (seq, hash, line) holding the same canonical lines, in WAL mode; the
@@ -221,10 +228,18 @@ class RepairPlan:
                 f"{len(self.entries)} entries{durable})")
 
 
+def has_marker(lock_path: Path) -> bool:
+    """Whether the lock file holds a marker record (a missing or blank one holds none)."""
+    try:
+        return bool(lock_path.read_bytes()[:MARKER_SIZE].strip())
+    except FileNotFoundError:
+        return False
+
+
 def plan_repair(path: Path, marker: Marker | None = None) -> RepairPlan:
     """Read a journal file fully; find where its valid chain ends and what lies past it."""
     data = path.read_bytes() if path.exists() else b""
-    missing = marker is None and bool(data) and not lock_path_of(path).exists()
+    missing = marker is None and bool(data) and not has_marker(lock_path_of(path))
     marker = marker if marker is not None else read_marker(lock_path_of(path))
     pieces = data.split(b"\n")
     torn = pieces.pop()  # b"" when the file ends in a newline
@@ -297,13 +312,8 @@ class JsonlJournal(Journal):
     def __init__(self, path: str | os.PathLike[str], *, lock: bool = True) -> None:
         super().__init__()
         self.path, self.notes, self.use_lock = Path(path), [], lock
-        lock_path = lock_path_of(self.path)
-        # A journal with content but no lock file has lost its durable-head marker (a user
-        # removed a "stale" lock file): nothing tells which of its entries were durable.
-        marker_lost = not lock_path.exists() and self.path.exists() \
-            and self.path.stat().st_size > 0
         try:
-            self._lock_fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+            self._lock_fd = os.open(lock_path_of(self.path), os.O_RDWR | os.O_CREAT, 0o644)
             self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
         except OSError as exc:
             if getattr(self, "_lock_fd", None) is not None:
@@ -313,38 +323,67 @@ class JsonlJournal(Journal):
         self.offset = 0
         try:
             with self._locked():
-                self._open_checked(marker_lost)
+                self._open_checked()
         except Refused:
-            if marker_lost and os.fstat(self._lock_fd).st_size == 0:
-                lock_path.unlink(missing_ok=True)  # else the next open would find a lock
-            self.close()                           # file and read "no marker" as "nothing
-            raise                                  # durable yet"
+            self.close()
+            raise
 
-    def _open_checked(self, marker_lost: bool = False) -> None:
-        """Read the journal; cut what a crash left past the durable head, refuse the rest."""
+    def _one_name(self) -> None:
+        """Refuse a journal file with several hard links: the lock is shared (it is the
+        file's), but the durable-head marker lives beside a name, and two names would keep
+        two markers that disagree. A symbolic link is fine: it leads to the one real name."""
+        links = os.fstat(self._fd).st_nlink
+        if links > 1:
+            raise Refused(0, f"{self.path}: the journal file has {links} hard links; its "
+                             f"durable-head marker lives beside one name, so open it by one "
+                             f"name (a symbolic link to it is fine)")
+
+    def _open_checked(self) -> None:
+        """Under the lock: read the journal; cut what a crash left past the durable head,
+        refuse the rest. A lock file without a marker record beside a journal with content
+        has lost its marker (it was removed): then nothing tells which entries were
+        durable, and only a torn last line that begins an entry is cut."""
         plan = plan_repair(self.path)
-        if plan.durable_damage:
-            raise Refused(plan.bad_line or len(plan.entries) + 1,
-                          f"{self.path}: {plan.describe()}; refusing to repair durable "
-                          f"entries silently (python -m gate repair shows the cut)")
-        if marker_lost and not plan.clean and (plan.bad_line is not None
-                                               or not _a_torn_entry(self.path, plan)):
-            raise Refused(plan.bad_line, f"{self.path}: {plan.why}; its "
-                          f"lock file, which holds the durable-head marker, is missing, so the "
-                          f"entries a cut would remove may have been durable and acted on: "
-                          f"refusing to cut them (python -m gate repair shows the cut)")
+        try:
+            self._one_name()
+            self._check_plan(plan, plan.marker_missing)
+        except Refused:
+            if not has_marker(lock_path_of(self.path)) and self._lock_file_is_ours():
+                lock_path_of(self.path).unlink()  # leave no lock file behind a refusal
+            raise
         if not plan.clean:
             cut(self.path, plan)
             self.notes.append(f"{self.path}: {plan.describe()}: cut")
         self._take(plan.entries, own=True)
         self.offset = plan.keep_bytes
         self.durable_seq = plan.marker.seq
-        if self.seq - 1 > self.durable_seq:  # intact entries nobody made durable: now they are
-            os.fsync(self._fd)
-            marker = Marker(self.seq - 1, self.offset, self.head)
+        if self.seq - 1 > self.durable_seq or not has_marker(lock_path_of(self.path)):
+            os.fsync(self._fd)  # intact entries nobody made durable: now they are, and the
+            marker = Marker(self.seq - 1, self.offset, self.head)  # lock file has a record
             os.pwrite(self._lock_fd, marker.record(), 0)
             os.fsync(self._lock_fd)
             self.durable_seq = self.seq - 1
+
+    def _check_plan(self, plan: RepairPlan, marker_lost: bool) -> None:
+        """Refuse a plan that would cut durable entries, or entries nobody can tell."""
+        if plan.durable_damage:
+            raise Refused(plan.bad_line or len(plan.entries) + 1,
+                          f"{self.path}: {plan.describe()}; refusing to repair durable "
+                          f"entries silently (python -m gate repair shows the cut)")
+        if marker_lost and not plan.clean and (plan.bad_line is not None
+                                               or not _a_torn_entry(self.path, plan)):
+            raise Refused(plan.bad_line or len(plan.entries) + 1, f"{self.path}: {plan.why}; its "
+                          f"lock file, which holds the durable-head marker, is missing, so the "
+                          f"entries a cut would remove may have been durable and acted on: "
+                          f"refusing to cut them (python -m gate repair shows the cut)")
+
+    def _lock_file_is_ours(self) -> bool:
+        try:
+            named = os.stat(lock_path_of(self.path))
+        except FileNotFoundError:
+            return False
+        held = os.fstat(self._lock_fd)
+        return (named.st_ino, named.st_dev) == (held.st_ino, held.st_dev)
 
     class _Lock:
         def __init__(self, journal: JsonlJournal) -> None:
@@ -355,29 +394,29 @@ class JsonlJournal(Journal):
                 return
             fd = self.journal._lock_fd
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX)
+                fcntl.flock(self.journal._fd, fcntl.LOCK_EX)  # the journal's own inode
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX)  # what earlier-layout writers lock
+                except OSError:
+                    fcntl.flock(self.journal._fd, fcntl.LOCK_UN)
+                    raise
             except OSError as exc:
                 raise Refused(0, f"{self.journal.path}: cannot lock {exc.strerror}: a writer "
                                  f"that cannot take the journal lock is refused") from None
-            if not self._same_file(fd):
-                fcntl.flock(fd, fcntl.LOCK_UN)
+            if not self.journal._lock_file_is_ours():
+                self._release()
                 raise Refused(0, f"{lock_path_of(self.journal.path)} was removed or replaced "
                                  f"while this writer had it open: a writer that opens the "
                                  f"journal now locks another file, so this one stops (reopen "
                                  f"the journal)")
 
-        def _same_file(self, fd: int) -> bool:
-            """Whether the lock file's name still leads to the file this writer locked."""
-            try:
-                named = os.stat(lock_path_of(self.journal.path))
-            except FileNotFoundError:
-                return False
-            held = os.fstat(fd)
-            return (named.st_ino, named.st_dev) == (held.st_ino, held.st_dev)
+        def _release(self) -> None:
+            fcntl.flock(self.journal._lock_fd, fcntl.LOCK_UN)
+            fcntl.flock(self.journal._fd, fcntl.LOCK_UN)
 
         def __exit__(self, *exc: object) -> None:
             if self.journal.use_lock:
-                fcntl.flock(self.journal._lock_fd, fcntl.LOCK_UN)
+                self._release()
 
     def _locked(self) -> JsonlJournal._Lock:
         return JsonlJournal._Lock(self)

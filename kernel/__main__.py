@@ -43,7 +43,7 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--history", help="the target's record: JSON lines of "
                    '{"op": "send"|"apply", "effect_id", "ts", ...}')
     c.add_argument("--complete", action="store_true",
-                   help="recovery ran to the end: every DISPATCHED effect must be final (K9)")
+                   help="recovery ran to the end: every effect must be final (K9)")
     c.add_argument("--now", type=int, help="current time in ms since the epoch (default: "
                    "this machine's clock); entries later than this come from the future")
     c.add_argument("--json", action="store_true", help="print the verdict as JSON")

@@ -15,7 +15,8 @@ entries and its target records, so the whole check is linear in the journal and 
 The target's record is a list of ``{"op": "send", "effect_id", "attempt", "ts"}`` (a request
 left a worker) and ``{"op": "apply", "effect_id", "ts", "payload_digest"}`` (the target
 applied it). With ``complete`` the record is the target's whole record and recovery ran to
-the end: an application of an effect the journal never names is K1, an open dispatch K9.
+the end: an application of an effect the journal never names is K1, an effect without a
+final entry K9.
 
 What each invariant checks here (t = the entry's time, or a send record's time):
 - K1: every send record has a DISPATCHED of its attempt at or before it; every application
@@ -27,7 +28,8 @@ What each invariant checks here (t = the entry's time, or a send record's time):
 - K3: the PROPOSED digest and id match its payload and key (when this module can spell them
   canonically), a decision is proposed once, REJECTED names another payload, and every
   application carries the recorded payload's digest.
-- K4: each dispatch and send is under the proposal's lease, not revoked, unexpired at t.
+- K4: each dispatch and send is under the proposal's lease, not revoked, unexpired at t;
+  journal-wide, a lease id once observed revoked or expired is never observed live again.
 - K5: each dispatch and send follows facts equal to every premise (JSON equality).
 - K6: no DISPATCHED or send before the claim of an earlier one (deadline, recomputed as
   ts + send_timeout if later, plus settle_margin) expires.
@@ -37,7 +39,9 @@ What each invariant checks here (t = the entry's time, or a send record's time):
   record; AMBIGUOUS only after a send, where no lookup, open window or passing check could
   settle it, with a reason the facts support; no lookup asked after its own entry; a late
   confirmation that settles an AMBIGUOUS receipt comes no earlier than an application.
-- K9 (``complete``): no effect left DISPATCHED. K10: a refusal's checks really failed, with
+- K9 (``complete``): no effect left without a final entry: DISPATCHED ones are
+  ``unresolved``, PROPOSED or AUTHORIZED ones (recovery re-runs their checks)
+  ``unresolved_never_sent``. K10: a refusal's checks really failed, with
   the reason naming a failed check.
 
 Coordinated units (DESIGN.md section 8: a PROPOSED entry with ``coordination``) are judged
@@ -497,12 +501,24 @@ def walk_journal(fx: Effect, out: Report, complete: bool) -> Walk:
             step(fx, walk, e, out)
         if e["kind"] in FINALS and walk.final is None:
             walk.final = e
-    if complete and walk.dispatched and walk.final is None:
+    if complete and walk.final is None:
+        _unresolved(fx, walk, out)
+    return walk
+
+
+def _unresolved(fx: Effect, walk: Walk, out: Report) -> None:
+    """K9 with ``complete``: recovery ran to the end, so every effect has a final entry; one
+    left PROPOSED or AUTHORIZED was never sent, so it is known unresolved, not in doubt."""
+    if walk.dispatched:
         last = walk.dispatched[walk.last_attempt] if walk.last_attempt in walk.dispatched \
             else fx.entries[-1]
         out.add(fx, "K9", "unresolved", f"{line(last)}: effect {fx.short} was DISPATCHED and "
                 f"never reached a final state.", line(last))
-    return walk
+        return
+    last = [e for e in fx.entries if e["kind"] in ("PROPOSED", "AUTHORIZED")][-1]
+    out.add(fx, "K9", "unresolved_never_sent", f"{line(last)}: effect {fx.short} is left "
+            f"{last['kind']} with no final entry although recovery ran to the end (it "
+            f"resolves effects that were never sent too).", line(last))
 
 
 # ---------------------------------------------------------------- the target's record
@@ -852,10 +868,35 @@ def check_units(entries: Sequence[Entry],
     return out.violations()
 
 
+# ---------------------------------------------------------------- leases, journal-wide
+
+
+def check_leases(entries: Iterable[Entry], out: Report) -> None:
+    """K4: a lease never comes back to life. Once any entry observes a lease id dead (revoked,
+    or at or past its expiry), no later entry of any effect may observe that id live: a
+    renewal is a new lease under a new id, never the old one revived."""
+    dead: dict[str, Entry] = {}  # lease id -> the first entry that observed it dead
+    for e in entries:
+        lease = (e.get("checks") or {}).get("lease")
+        if not isinstance(lease, Mapping) or not isinstance(lease.get("id"), str):
+            continue
+        lid, expires = lease["id"], lease.get("expires_at")
+        alive = lease.get("revoked") is False and type(expires) is int \
+            and int(e["ts"]) < expires
+        if not alive:
+            dead.setdefault(lid, e)
+        elif lid in dead:
+            out.add(Effect(e["effect_id"]), "K4", "lease_revived", f"{line(e)}: lease {lid} is "
+                    f"observed live at {e['ts']} after {line(dead[lid])} observed it revoked or "
+                    f"expired: a lease does not come back to life (a renewal has a new id).",
+                    line(e), line(dead[lid]))
+
+
 def check(entries: Sequence[Entry], history: Sequence[Record] | None = None,
           complete: bool = False) -> list[Violation]:
     """Every invariant violation of a verified journal and an optional target record."""
     out = Report()
+    check_leases(entries, out)
     for fx in group(entries, history).values():
         walk = walk_journal(fx, out, complete) if fx.entries else Walk()
         if history is not None:

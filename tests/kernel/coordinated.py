@@ -127,9 +127,12 @@ def budget(bus: Bus) -> None:
 def plan(bus: Bus) -> None:
     old = bus.propose(bus.unit("old", ("p1",)), 0)
     bus.authorize(old, 1)
-    bus.propose(bus.unit("new", ("p2",), version=2), 2)  # the plan moved on
+    new = bus.propose(bus.unit("new", ("p2",), version=2), 2)  # the plan moved on
     bus.dispatch(old, 3, bus.k.Plan("p", 2))
     bus.ack(old, 4)
+    bus.authorize(new, 5)  # the new plan's unit runs to the end: the journal is complete
+    bus.dispatch(new, 6, bus.k.Plan("p", 2))
+    bus.ack(new, 7)
 
 
 def verify(bus: Bus) -> None:

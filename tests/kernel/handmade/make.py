@@ -301,6 +301,28 @@ def v_unit_claim_expired_at_recovery() -> Case:
                    "claim_expired_at_recovery (before the fix: K10, refused without cause)"}
 
 
+@case
+def v_lease_renewed_under_a_new_id() -> Case:
+    w = World()
+    a = w.propose(0, 1, "1")
+    w.send(a, 1, lease=REVOKED)  # lease L observed revoked: a is refused
+    b = w.propose(5, 2, "1", lease="L2")  # the renewal is a new lease, under a new id
+    w.send(b, 6, lease=kernel.Lease("L2", 10**9))
+    w.applied(b, 8)
+    w.ack(b, 9)
+    return valid(w, "lease L is observed revoked; the agent's renewed authority is lease L2, "
+                 "a new id, and the next effect runs under it")
+
+
+@case
+def v_authorized_left_open_not_complete() -> Case:
+    w = World()
+    a = w.propose(0, 1, "2")
+    w.step(a, kernel.Authorize(1, LIVE, FACTS))
+    return valid(w, "AUTHORIZED and never dispatched, without --complete: nothing was sent, "
+                 "nothing is in doubt", complete=False)
+
+
 # ---- invalid: journals the kernel cannot write (exit 1)
 
 def _one(tier: str = "1") -> World:
@@ -561,6 +583,50 @@ def i_open_dispatch_complete() -> Case:
     w.send(a, 1)
     return invalid(w.bodies, w.history, "K9", "line 3",
                    "recovery ran to the end but the effect is still DISPATCHED")
+
+
+@case
+def i_proposed_left_open_complete() -> Case:
+    w = _one()
+    w.propose(10, 2, "2")  # never authorized, never refused
+    return invalid(w.bodies, w.history, "K9", "line 5",
+                   "--complete, but an effect is left PROPOSED with no final entry (before "
+                   "the fix: valid)")
+
+
+@case
+def i_authorized_left_open_complete() -> Case:
+    w = _one()
+    b = w.propose(10, 2, "2")
+    w.step(b, kernel.Authorize(11, LIVE, FACTS))  # never dispatched, never refused
+    return invalid(w.bodies, w.history, "K9", "line 6",
+                   "--complete, but an effect is left AUTHORIZED with no final entry (before "
+                   "the fix: valid)")
+
+
+@case
+def i_lease_revived() -> Case:
+    w = World()
+    a = w.propose(0, 1, "1")
+    w.send(a, 1, lease=REVOKED)  # line 2: lease L observed revoked
+    b = w.propose(5, 2, "1")
+    happy(w, b, 6)  # line 4: the same lease L observed live again
+    return invalid(w.bodies, w.history, "K4", "line 4",
+                   "lease L is observed revoked, then live again for the next effect (before "
+                   "the fix: valid)")
+
+
+@case
+def i_lease_expired_revived() -> Case:
+    w = World()
+    a = w.propose(0, 1, "1")
+    w.send(a, 200, lease=kernel.Lease("L", 100))  # line 2: expired at 100, refused at 200
+    b = w.propose(300, 2, "1")
+    happy(w, b, 301)  # line 4: L observed live again, with a later expiry
+    return invalid(w.bodies, w.history, "K4", "line 4",
+                   "lease L is observed expired, then live again with a later expiry under "
+                   "the same id (before the fix: valid)")
+
 
 
 @case
