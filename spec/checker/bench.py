@@ -32,6 +32,7 @@ DEFAULT_SUITE = REPO.parent / "shared" / "tla-conformance"
 # Runs the checker as its own child, then prints the largest child's peak RSS (KiB).
 PEAK_WRAPPER = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:]); "
                 "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr)")
+PINNED = {**os.environ, "PYTHONHASHSEED": "0"}  # else the CLI runs itself again, pinned
 TINY = "---- MODULE Tiny ----\nVARIABLE x\nInit == x = 0\nNext == UNCHANGED x\n====\n"
 
 
@@ -43,7 +44,7 @@ def run_once(spec, cfg, workers):
     proc = subprocess.run([sys.executable, "-c", PEAK_WRAPPER, sys.executable, "-m",
                            "spec.checker", str(spec), "-config", str(cfg), "--json",
                            "--workers", str(workers)],
-                          capture_output=True, text=True, cwd=REPO)
+                          capture_output=True, text=True, cwd=REPO, env=PINNED)
     wall = time.perf_counter() - started
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = usage.ru_utime + usage.ru_stime - cpu0
