@@ -98,6 +98,7 @@ def case(seed: int, world: str | None = None, systems: Iterable[str] = SYSTEM_NA
         for tier in TIER_NAMES:
             run = simulate(plan, SYSTEMS[system], tier, seed)
             cells[f"{system}/{tier}"] = cell_of(run, measure(run))
+            run.release()
     return {"seed": seed, "plan": plan.summary(), "kinds": fault_kinds(plan), "cells": cells}
 
 

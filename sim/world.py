@@ -31,11 +31,12 @@ from collections.abc import Callable, Generator
 from typing import Any
 
 import simpy
-from simpy.events import NORMAL, Initialize
+from simpy.events import Initialize
 
 from faults.plans import DEDUP_WINDOW, LEASE_RENEWAL, SEND_TIMEOUT, FaultPlan
 from faults.systems import DISPATCH_DELAY, LEASE_ID
 from kernel import Capabilities, Lease, replay
+from sim.clock import Clock, Task
 from sim.disk import Disk
 from sim.refund import Job, RefundStory
 from sim.scenario import Scenario
@@ -50,7 +51,7 @@ MAX_DELIVERY = SEND_TIMEOUT  # ms: the delivery bound of the "bounded" world (th
 class Run:
     def __init__(self, plan: FaultPlan, system: Any, tier: str, seed: int,
                  trace: bool = False, scenario: type[Scenario] = RefundStory) -> None:
-        self.env = simpy.Environment()
+        self.env = Clock()
         self._net_rng: random.Random | None = None  # made on first use (most runs never do)
         self._disk_rng: random.Random | None = None
         self.plan, self.system, self.tier, self.seed = plan, system, tier, seed
@@ -110,9 +111,23 @@ class Run:
             self.receipts = report(self)
         return self
 
+    def release(self) -> None:
+        """Break the run's reference cycles once it is measured (workers and their processes,
+        answers awaited, the queue), so its objects are freed at once rather than left for
+        the cycle collector; the measurements (target, journal, jobs, sent...) stay."""
+        self.env._queue.clear()
+        for node in self.nodes:
+            for proc in node.procs:
+                proc._target = None  # type: ignore[assignment]
+            node.procs.clear()
+            node.memory.clear()
+        self.nodes.clear()
+        for req in self.sent:
+            req.reply = None
+
     def at(self, delay: int, fn: Callable[..., Any], *args: Any) -> None:
         """Call ``fn(*args)`` ``delay`` ms from now, ordered as a SimPy timeout made now."""
-        self.env.schedule(Call(lambda _: fn(*args)), NORMAL, check_delay(delay))
+        self.env.call(delay, fn, args)
 
     @property
     def now(self) -> int:
@@ -351,15 +366,9 @@ class Node:
             self.run.log(actor, kind, label, state, worker=self.number, **details)
 
     def spawn(self, gen: Generator[Any, Any, Any]) -> None:
-        self.procs.append(self.env.process(self._guard(gen)))
-
-    def _guard(self, gen: Generator[Any, Any, Any]) -> Generator[Any, Any, None]:
-        if not self.alive:
-            return
-        try:
-            yield from gen
-        except simpy.Interrupt:
-            return
+        """Run ``gen`` as a process of this worker (not started if the worker died first;
+        ended by the worker's crash)."""
+        self.procs.append(Task(self.env, gen, self))
 
     def wait(self, ms: int) -> simpy.Event:
         return self.env.timeout(ms)
@@ -424,7 +433,7 @@ class Node:
             if not done.triggered:
                 done.succeed(resp)
 
-        def expire(_: object) -> None:
+        def expire() -> None:
             if self.alive and not done.triggered:
                 done.succeed(None)
 
@@ -436,7 +445,7 @@ class Node:
                 (f" key {key[:12]}" if key else " (no key)")
             self.log("network", "send", label, attempt=attempt, deadline=deadline, msg=req.msg)
         run.transmit(req)
-        self.env.schedule(Call(expire), NORMAL, check_delay(timeout))
+        self.env.call(timeout, expire, ())
         if self.reach("sent"):
             return self.halt()
         return done
@@ -451,23 +460,6 @@ class Node:
         self.log("network", "query", "lookup by effect id sent", msg=msg)
         self.run.lookup(self, effect_id, done, msg)
         return done
-
-
-class Call:
-    """A timed call in SimPy's queue: what ``env.step`` reads of an event (its callbacks, and
-    ``_ok``) and nothing else, so it costs less than a ``Timeout`` no process waits for."""
-
-    __slots__ = ("callbacks", "_ok")
-
-    def __init__(self, callback: Callable[[Any], Any]) -> None:
-        self.callbacks = [callback]
-        self._ok = True
-
-
-def check_delay(delay: int) -> int:
-    if delay < 0:
-        raise ValueError(f"Negative delay {delay}")
-    return delay
 
 
 def true_capabilities(declared: Capabilities, breaks: str | None) -> Capabilities:
