@@ -208,6 +208,14 @@ for _fault, _fails in {
 SWARM = ("crash", "torn", "recrash", "two_recoverers", "late_recovery", "world_before",
          "world_during", "duplicate", "conflicting", "redecide", "slow_send", "ack_lost",
          "late_ack", "lookup_lag", "jitter", "untouched", "bounded")
+# The odds of a kind being on (0.4 unless named): raised where a million cases showed the
+# fault taking effect in fewer than 5% of the kernel runs at some tier (two recoverers 4.1%
+# and slow send 4.8% at t3, the delivery bound 4.8-5.0%) and for the kinds they thin out.
+SWARM_ODDS = {"crash": 0.8, "two_recoverers": 0.6, "slow_send": 0.5, "torn": 0.5,
+              "bounded": 0.5}
+# A crash point neither a slow send nor a torn write asked for: the two that nothing else
+# favours (before the send, after the target applied) twice as likely as the others.
+OTHER_CRASHES = ("before_send", "after_apply") * 2 + ("sent", "after_ack")
 
 
 def _events(rng: random.Random, on: bool, p: float) -> tuple[str, ...]:
@@ -222,12 +230,12 @@ def plan_from_seed(seed: int, world: str | None = None) -> FaultPlan:
     then every field in a fixed order. ``world`` (one of WORLDS) breaks one assumption:
     "in_flight" sets in_flight="neither", the others set ``breaks``."""
     r = random.Random(seed)
-    on = {k for k in SWARM if r.random() < (0.75 if k == "crash" else 0.4)}
+    on = {k for k in SWARM if r.random() < SWARM_ODDS.get(k, 0.4)}
     slow = "slow_send" in on
     crash = None
     if "crash" in on:
-        crash = "sent" if slow and r.random() < 0.6 else \
-            "after_ack" if "torn" in on and r.random() < 0.6 else r.choice(CRASH_POINTS[:4])
+        crash = "sent" if slow and r.random() < 0.7 else \
+            "after_ack" if "torn" in on and r.random() < 0.6 else r.choice(OTHER_CRASHES)
     latency = r.randint(1, 200)
     lag = r.randint(300, 900) if "lookup_lag" in on else None
     slow_send = r.choice((r.randint(200, 2_600), r.randint(2_600, 8_000))) if slow else 0
@@ -278,7 +286,7 @@ def _late_knobs(r: random.Random, plan: FaultPlan, world: str | None) -> FaultPl
     whose lost requests it would hide), and a target that bounds nothing in flight and says
     so (bounds_in_flight=false: no assumption is broken, so the kernel must stay safe; a slow
     send then often lands past its deadline; only in cases that drew a deadline)."""
-    renew, declared, late = r.random() < 0.35, r.random() < 0.3, r.random() < 0.85
+    renew, declared, late = r.random() < 0.45, r.random() < 0.4, r.random() < 0.85
     if renew and plan.in_flight != "bounded":  # a refused send would hide the bound's loss
         when = "during_outage" if plan.crash and r.random() < 0.75 else "before_dispatch"
         plan = replace(plan, **{when: (*getattr(plan, when), LEASE_RENEWAL)})
