@@ -73,8 +73,9 @@ class Builder:
 
     def scenario(self, name: str, order: int, amount: int) -> None:
         tier = FIXED_TIER.get(name, 1 + order % 3)
+        lease_id = "R" if name == "refused_lease" else "L"  # a revoked lease stays dead (K4)
         p = kernel.Proposal(payload={"amount": amount, "order": order}, premises=FACTS,
-                            lease="L", capabilities=TIERS[tier], timing=TIMING,
+                            lease=lease_id, capabilities=TIERS[tier], timing=TIMING,
                             key={"order": order})
         eid = p.effect_id
         self.apply(kernel.Propose(self.tick(), p))
@@ -83,7 +84,7 @@ class Builder:
                                     premises=FACTS, lease="L", capabilities=TIERS[tier],
                                     timing=TIMING, key={"order": order})
             self.apply(kernel.Propose(self.tick(), other))
-        lease = kernel.Lease("L", 10**9, revoked=name == "refused_lease")
+        lease = kernel.Lease(lease_id, 10**9, revoked=name == "refused_lease")
         self.apply(kernel.Authorize(self.tick(), lease, FACTS), eid)
         if self.effects.by_id[eid].state is not kernel.State.AUTHORIZED:
             return
