@@ -483,7 +483,7 @@
       writeHash();
       seek(o.step !== undefined ? o.step : 0);
       document.body.setAttribute("data-ready", "true");
-      if (o.play) setTimeout(() => { if (S.cursor === 0 && !S.playing) play(); }, 350);
+      if (o.play) S.autoplay = setTimeout(() => { S.autoplay = null; if (S.cursor === 0) play(); }, 350);
     };
     if (S.source === "files") { done(S.files, []); return; }
     const failed = (e) => warn(/missing|no runs/.test(e.message) ? e.message +
@@ -1021,7 +1021,14 @@
     S.cursor = Math.max(0, Math.min(merged.length, k));
     render();
   }
+  // a pending autoplay (scheduled by select) is dropped by any later play or pause, so a
+  // key pressed before it fires is never undone by it
+  function cancelAutoplay() {
+    if (S.autoplay) clearTimeout(S.autoplay);
+    S.autoplay = null;
+  }
   function play() {
+    cancelAutoplay();
     if (S.playing || !merged.length) return;
     if (S.cursor >= merged.length) seek(0);
     S.playing = true;
@@ -1037,6 +1044,7 @@
     S.timer = setTimeout(() => { seek(S.cursor + 1); tickPlay(); }, S.cursor === 0 ? 120 : delay);
   }
   function pause() {
+    cancelAutoplay();
     S.playing = false;
     if (S.timer) clearTimeout(S.timer);
     S.timer = null;

@@ -224,6 +224,30 @@ def test_keys_act_on_the_timeline_only_when_no_control_has_focus(browser, site):
     pg.close()
 
 
+def test_a_pause_before_the_autoplay_fires_stays_paused(browser, site):
+    # Picking a tier schedules an autoplay 350 ms later. A play and a pause pressed before it
+    # fires must win: the CI once lost this race (Home, the stale autoplay, then Space paused).
+    # The keys go in from a MutationObserver on data-ready, so they land before any timer
+    # can fire, however loaded the machine is.
+    pg = Page(browser, site, _hash("crash before ack", "t1", "kernel"))
+    page = pg.page
+    _ready(page)
+    page.evaluate("""() => new Promise((resolve) => {
+        const key = () => document.body.dispatchEvent(
+            new KeyboardEvent("keydown", { key: " ", bubbles: true }));
+        const seen = new MutationObserver(() => {
+            if (document.body.dataset.ready !== "true") return;
+            seen.disconnect(); key(); key(); resolve();
+        });
+        seen.observe(document.body, { attributes: true, attributeFilter: ["data-ready"] });
+        document.getElementById("tier-t2").click();
+    })""")
+    time.sleep(0.9)
+    assert _cursor(page) == 0 and not page.evaluate("window.viewer.state.playing"), \
+        "the autoplay scheduled by the tier change undid the pause"
+    pg.close()
+
+
 def test_one_time_axis_cut_waits_zoom_arrows_and_a_clicked_mark(browser, site):
     fault, tier = "crash before ack", "t1"
     pg = Page(browser, site, _hash(fault, tier, "naive,kernel"))
