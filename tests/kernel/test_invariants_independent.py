@@ -349,8 +349,11 @@ def test_each_explanation_names_its_line_or_history_record() -> None:
 
 def test_the_check_is_linear_in_the_history() -> None:
     """One effect resent and applied n times: the CPU time of the check grows linearly in n
-    (ten times the records cost well under 30 times the time; the old quadratic layer took
-    over 100 s at 20,000), each kind reported once."""
+    (ten times the records cost well under 50 times the time, a quadratic layer costs about
+    100 times: the old one took over 100 s at 20,000), each kind reported once. The collector
+    is off while timing and each size takes its best of three, so a collection or another job
+    cannot tip the ratio (a fresh-clone CI once measured 34 times with a bound of 30)."""
+    import gc
     import time
 
     def judged(n: int) -> tuple[float, list]:
@@ -360,13 +363,19 @@ def test_the_check_is_linear_in_the_history() -> None:
             j.applied(12 + k)
         chain = Chain()
         entries = [chain.seal(b)[0] for b in j.bodies]
-        start = time.process_time()
-        found = invariants.check(entries, j.history, complete=True)
-        return time.process_time() - start, found
+        gc.collect()
+        gc.disable()
+        try:
+            start = time.process_time()
+            found = invariants.check(entries, j.history, complete=True)
+            return time.process_time() - start, found
+        finally:
+            gc.enable()
 
     small = min(judged(2_000)[0] for _ in range(3))
-    elapsed, found = judged(20_000)
-    assert elapsed < 30 * max(small, 0.005), \
+    runs = [judged(20_000) for _ in range(3)]
+    elapsed, found = min(runs, key=lambda run: run[0])
+    assert elapsed < 50 * max(small, 0.005), \
         f"{elapsed:.2f} s for 40,000 records against {small:.3f} s for 4,000 (not linear)"
     kinds = [v.type for v in found]
     assert len(kinds) == len(set(kinds)) and {"tier3_resent", "applied_twice"} <= set(kinds)
