@@ -4,12 +4,12 @@ How it works. ``Clock`` is a ``simpy.Environment`` whose ``run(until=T)`` pops t
 one loop of its own (SimPy's order: time, then priority, then the order of scheduling) and
 stops at T as SimPy does, before any event due at T. Two kinds of queue entry are the
 world's own: a call (a plain tuple of a function and its arguments, called when due: a
-message arriving, a timer) and the end of a ``Task``. A ``Task`` is a process of one worker: it does not start
-if its worker died before it began, it ends quietly when interrupted (the crash), and when
-nobody waits for it, its end is not queued at all (SimPy queues it and then finds nothing to
-call: the order of every other event is the same either way). A failed task is still queued,
-so the error stops the run as in SimPy. The clock keeps no reference to itself (SimPy's
-bound helpers do), so a finished run is freed without the cycle collector.
+message arriving, a timer) and the end of a ``Task``. A ``Task`` is a process of one worker:
+it does not start if its worker died before it began, it ends quietly when interrupted (the
+crash), and when nobody waits for it, its end is not queued at all (SimPy queues it and then
+finds nothing to call: the order of every other event is the same either way). A failed task
+is still queued, so the error stops the run as in SimPy. The clock keeps no reference to
+itself (SimPy's bound helpers do), so a finished run is freed without the cycle collector.
 """
 
 from __future__ import annotations
