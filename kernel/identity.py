@@ -35,8 +35,16 @@ JSON = Any  # a JSON value: None, bool, int, float, str, list, dict[str, JSON]
 _MAX_SAFE = 2**53 - 1
 MAX_DEPTH = 32
 LINE_DEPTH = MAX_DEPTH + 3
-_fast_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True,
-                                allow_nan=False).encode
+# The C encoder without JSONEncoder's wrapper (a fresh encoder and cycle markers per call):
+# canonical() hands it only values _plain has walked (no floats, no cycles, nothing it
+# cannot spell), so it needs neither; it returns the text in pieces.
+_encode_pieces = json.encoder.c_make_encoder(  # type: ignore[attr-defined]
+    None, None, json.encoder.encode_basestring, None, ":", ",", True, False, False)
+
+
+def _fast_encode(value: JSON) -> str:
+    return "".join(_encode_pieces(value, 0))
+
 
 
 class _TooDeep(Exception):

@@ -101,8 +101,14 @@ class Violation:
 # ---------------------------------------------------------------- JSON, identity, facts
 
 
-_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True,
-                           allow_nan=False).encode
+# The C encoder without JSONEncoder's wrapper: digest_of hands it only values _plain has
+# walked (no floats, no cycles), so it needs no cycle markers; it returns the text in pieces.
+_encode_pieces = json.encoder.c_make_encoder(  # type: ignore[attr-defined]
+    None, None, json.encoder.encode_basestring, None, ":", ",", True, False, False)
+
+
+def _encode(value: Any) -> str:
+    return "".join(_encode_pieces(value, 0))
 
 
 def _plain(value: Any) -> bool:

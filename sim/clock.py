@@ -3,13 +3,13 @@
 How it works. ``Clock`` is a ``simpy.Environment`` whose ``run(until=T)`` pops the queue in
 one loop of its own (SimPy's order: time, then priority, then the order of scheduling) and
 stops at T as SimPy does, before any event due at T. Two kinds of queue entry are the
-world's own: ``Call`` (a function and its arguments, called when due: a message arriving,
-a timer) and the end of a ``Task``. A ``Task`` is a process of one worker: it does not start
-if its worker died before it began, it ends quietly when interrupted (the crash), and when
-nobody waits for it, its end is not queued at all (SimPy queues it and then finds nothing to
-call: the order of every other event is the same either way). A failed task is still queued,
-so the error stops the run as in SimPy. The clock keeps no reference to itself (SimPy's
-bound helpers do), so a finished run is freed without the cycle collector.
+world's own: a call (a plain tuple of a function and its arguments, called when due: a
+message arriving, a timer) and the end of a ``Task``. A ``Task`` is a process of one worker:
+it does not start if its worker died before it began, it ends quietly when interrupted (the
+crash), and when nobody waits for it, its end is not queued at all (SimPy queues it and then
+finds nothing to call: the order of every other event is the same either way). A failed task
+is still queued, so the error stops the run as in SimPy. The clock keeps no reference to
+itself (SimPy's bound helpers do), so a finished run is freed without the cycle collector.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ class Clock(simpy.Environment):
         """``fn(*args)`` in ``delay`` ms, ordered as a SimPy timeout scheduled now."""
         if delay < 0:
             raise ValueError(f"Negative delay {delay}")
-        heappush(self._queue, (self._now + delay, NORMAL, next(self._eid), Call(fn, args)))
+        heappush(self._queue, (self._now + delay, NORMAL, next(self._eid), (fn, args)))
 
     def run(self, until: Any = None) -> Any:
         if type(until) is not int:
@@ -55,9 +55,8 @@ class Clock(simpy.Environment):
         queue = self._queue
         while True:
             self._now, _, _, event = heappop(queue)  # never empty: the stop is in it
-            kind = type(event)
-            if kind is Call:
-                event.fn(*event.args)
+            if type(event) is tuple:  # a call
+                event[0](*event[1])
                 continue
             if event is stop:
                 return None
@@ -66,16 +65,6 @@ class Clock(simpy.Environment):
                 callback(event)
             if not event._ok and not hasattr(event, "_defused"):
                 raise _copy(event._value)
-
-
-class Call:
-    """A function due at some time: the world's timers and messages."""
-
-    __slots__ = ("fn", "args")
-
-    def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
-        self.fn = fn
-        self.args = args
 
 
 def _copy(exc: BaseException) -> BaseException:

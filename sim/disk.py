@@ -10,6 +10,7 @@ A restarted reader verifies the text and truncates the torn tail before appendin
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Any
 
 
@@ -34,10 +35,12 @@ class Disk:
     def text(self) -> str:
         return "".join(self.lines) + self.torn
 
-    def crash(self, rng: random.Random, torn: bool, writing: str | None,
+    def crash(self, rng: Callable[[], random.Random], torn: bool, writing: str | None,
               fsync_lies: bool = False) -> str:
         """Lose what was never flushed; maybe leave a torn last line. Returns the torn text.
-        ``fsync_lies``: the last fsync'd line is lost too (a broken assumption)."""
+        ``rng`` gives the disk's random stream, asked for only when a line is torn (most
+        crashes tear nothing, and a fresh stream costs a seeding). ``fsync_lies``: the last
+        fsync'd line is lost too (a broken assumption)."""
         if fsync_lies:
             self.durable = max(0, self.durable - 1)
         lost = self.lines[self.durable:]
@@ -46,7 +49,7 @@ class Disk:
         victim = writing if writing is not None else (lost[-1] if lost and torn else None)
         self.torn = ""
         if torn and victim is not None and len(victim) > 2:
-            self.torn = victim[:rng.randint(1, len(victim) - 2)]
+            self.torn = victim[:rng().randint(1, len(victim) - 2)]
         return self.torn
 
     def truncate(self, keep: int) -> None:

@@ -14,6 +14,7 @@ caught a violation.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections import Counter
@@ -115,11 +116,15 @@ def tasks(first: int, cases: int, world: str | None = None,
         yield start, min(size, first + cases - start), world, systems
 
 
-_encode = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
+# The C encoder that JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+# uses, made once (a record is plain data without cycles: no markers needed).
+_encode_pieces = json.encoder.c_make_encoder(  # type: ignore[attr-defined]
+    None, json.JSONEncoder().default, json.encoder.encode_basestring, None, ":", ",", True,
+    False, True)
 
 
 def line(rec: dict[str, Any]) -> str:
-    return _encode(rec) + "\n"
+    return "".join(_encode_pieces(rec, 0)) + "\n"
 
 
 def replay_command(seed: int, system: str, tier: str, world: str | None = None) -> str:
@@ -158,44 +163,52 @@ class Summary:
         self.kernel_failures: list[str] = []  # replay commands (kept short: first 100)
 
     def add(self, rec: dict[str, Any], text: str) -> list[tuple[str, str, list[str]]]:
-        """Fold one record; returns its failing cells (system, tier, reasons)."""
+        """Fold one record; returns its failing cells (system, tier, reasons). A cell with
+        no extra and no violation (most of them) only counts a run and its time."""
         self.cases += 1
         self.digest.update(text.encode())
         failing = []
         for name, cell in rec["cells"].items():
-            system, tier = name.split("/")
-            extra = cell[4] if len(cell) > 4 else {}
-            row = self.row(name)
-            reasons = cell[2]
+            system, tier = _split(name)
+            row = self.table.get(name) or self.row(name)
             row["runs"] += 1
-            row["ambiguous"] += extra.get("ambiguous", 0)
-            row["world_race"] += extra.get("world_race", False)
-            for reason in reasons:
-                row["violations"][reason] += 1
-            for harm, members in HARM.items():
-                row["harm"][harm] += any(r in members for r in reasons)
-            for j in extra.get("caught_by", ()):
-                row["caught_by"][j] = row["caught_by"].get(j, 0) + 1
-            took = extra.get("took", [])
-            for kind in took:
-                self.kind_runs.setdefault(kind, Counter())[system] += 1
+            took: list[str] | tuple[()] = ()
+            if len(cell) > 4:
+                extra = cell[4]
+                row["ambiguous"] += extra.get("ambiguous", 0)
+                row["world_race"] += extra.get("world_race", False)
+                for j in extra.get("caught_by", ()):
+                    row["caught_by"][j] = row["caught_by"].get(j, 0) + 1
+                took = extra.get("took", ())
+                for kind in took:
+                    (self.kind_runs.get(kind) or self.kind_runs.setdefault(kind, Counter())
+                     )[system] += 1
             if system == "kernel":
                 self.coverage.add(tier, took)
-            verdict = "failing" if reasons else "ok"
+            reasons = cell[2]
             if cell[3] is not None:
-                hist = self.times.setdefault(name, {"ok": Counter(), "failing": Counter()})
-                hist[verdict][bucket(cell[3])] += 1
+                hist = self.times.get(name) or self.times.setdefault(
+                    name, {"ok": Counter(), "failing": Counter()})
+                hist["failing" if reasons else "ok"][bucket(cell[3])] += 1
             if reasons:
-                row["failures"] += 1
+                self.fail(rec["seed"], row, system, tier, reasons, took)
                 failing.append((system, tier, reasons))
-                for kind in took:
-                    self.kinds.setdefault(kind, Counter())[system] += 1
-                if system == "kernel" and len(self.kernel_failures) < 100:
-                    self.kernel_failures.append(f"{reasons}: "
-                                                f"{replay_command(rec['seed'], system, tier)}")
         self.failing_runs += len(failing)
         self.failing_cases += bool(failing)
         return failing
+
+    def fail(self, seed: int, row: dict[str, Any], system: str, tier: str, reasons: list[str],
+             took: Iterable[str]) -> None:
+        """The counts only a failing cell adds: its violations, harms and fault kinds."""
+        for reason in reasons:
+            row["violations"][reason] += 1
+        for harm, members in HARM.items():
+            row["harm"][harm] += any(r in members for r in reasons)
+        row["failures"] += 1
+        for kind in took:
+            (self.kinds.get(kind) or self.kinds.setdefault(kind, Counter()))[system] += 1
+        if system == "kernel" and len(self.kernel_failures) < 100:
+            self.kernel_failures.append(f"{reasons}: {replay_command(seed, system, tier)}")
 
     def row(self, name: str) -> dict[str, Any]:
         row = self.table.get(name)
@@ -226,6 +239,13 @@ class Summary:
                 "coverage": self.coverage.result(),
                 "resolution_hist": {k: {v: sorted(h[v].items()) for v in h}
                                     for k, h in sorted(self.times.items())}}
+
+
+@functools.lru_cache(maxsize=64)
+def _split(name: str) -> tuple[str, str]:
+    """A cell's name, "system/tier", as (system, tier)."""
+    system, tier = name.split("/")
+    return system, tier
 
 
 def bucket(ms: int) -> int:

@@ -46,6 +46,10 @@ from sim.tiers import TIMING, capabilities
 HORIZON = 3_600_000  # ms: a run that is not over after a simulated hour counts as stuck
 RENEWED_LEASE_ID = LEASE_ID + "-renewed"
 MAX_DELIVERY = SEND_TIMEOUT  # ms: the delivery bound of the "bounded" world (the claim covers it)
+# The three leases an agent can hold (a Lease is immutable: made once, not per question).
+LIVE_LEASE = Lease(LEASE_ID, HORIZON * 10, False)
+REVOKED_LEASE = Lease(LEASE_ID, HORIZON * 10, True)
+RENEWED_LEASE = Lease(RENEWED_LEASE_ID, HORIZON * 10, False)
 
 
 class Run:
@@ -131,7 +135,7 @@ class Run:
 
     @property
     def now(self) -> int:
-        return int(self.env.now)
+        return int(self.env._now)
 
     def log(self, actor: str, kind: str, label: str, state: str | None = None,
             **details: Any) -> None:
@@ -182,8 +186,8 @@ class Run:
         """The lease the agent holds now: after a renewal, a live one the decision never
         named (the kernel must not take it as the decision's authority)."""
         if self.lease_renewed:
-            return Lease(RENEWED_LEASE_ID, HORIZON * 10, False)
-        return Lease(LEASE_ID, HORIZON * 10, self.lease_revoked_at is not None)
+            return RENEWED_LEASE
+        return REVOKED_LEASE if self.lease_revoked_at is not None else LIVE_LEASE
 
     # ---------------------------------------------------------------- crashes
 
@@ -200,7 +204,7 @@ class Run:
                         not isinstance(proc._target, Initialize):
                     proc.interrupt("crash")
         self.outages.append([self.now, None])
-        torn = self.disk.crash(self.disk_rng, self.plan.torn, writing,
+        torn = self.disk.crash(lambda: self.disk_rng, self.plan.torn, writing,
                                fsync_lies=self.plan.breaks == "fsync")
         if self.events is not None and self.effect_state is not None:
             self.effect_state = durable_state(self.disk.entries)
@@ -357,7 +361,7 @@ class Node:
 
     @property
     def now(self) -> int:
-        return int(self.env.now)
+        return int(self.env._now)
 
     def log(self, actor: str, kind: str, label: str, state: str | None = None,
             **details: Any) -> None:

@@ -42,10 +42,10 @@ def test_crash_loses_unflushed_lines_and_may_tear():
     disk = Disk()
     disk.append("a\n", True)
     disk.append("b\n", False)
-    disk.crash(random.Random(1), torn=False, writing=None)
+    disk.crash(lambda: random.Random(1), torn=False, writing=None)
     assert disk.text() == "a\n"
     disk.append("c-long-line\n", False)
-    torn = disk.crash(random.Random(1), torn=True, writing=None)
+    torn = disk.crash(lambda: random.Random(1), torn=True, writing=None)
     assert torn and "c-long-line".startswith(torn) and disk.text() == "a\n" + torn
     disk.truncate(1)
     assert disk.text() == "a\n"
