@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import json.encoder
 from typing import Any
 
 import rfc8785
@@ -35,8 +36,14 @@ JSON = Any  # a JSON value: None, bool, int, float, str, list, dict[str, JSON]
 _MAX_SAFE = 2**53 - 1
 MAX_DEPTH = 32
 LINE_DEPTH = MAX_DEPTH + 3
-_fast_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True,
-                                allow_nan=False).encode
+# The standard encoder's C core without its Python wrapper (sorted, compact, raw UTF-8; no
+# cycle markers: _plain never ends on a cycle), which returns the text in pieces.
+_pieces = json.encoder.c_make_encoder(  # type: ignore[attr-defined]
+    None, None, json.encoder.encode_basestring, None, ":", ",", True, False, False)
+
+
+def _fast_encode(value: JSON) -> str:
+    return "".join(_pieces(value, 0))
 
 
 class _TooDeep(Exception):
@@ -85,30 +92,12 @@ def canonical(value: JSON, depth: int = LINE_DEPTH) -> bytes:
         raise KernelError(f"value has no canonical JSON form (RFC 8785): {exc}") from None
 
 
-def _text_ok(value: JSON) -> bool:
-    """No string in a plain value holds a lone surrogate (ASCII strings are checked in C)."""
-    kind = type(value)
-    if kind is str:
-        return value.isascii() or not any("\ud800" <= ch <= "\udfff" for ch in value)
-    if kind is dict:
-        return all(_text_ok(k) and _text_ok(v) for k, v in value.items())
-    if kind is list:
-        return all(_text_ok(v) for v in value)
-    return True
-
-
 def recordable(premises: JSON, *names: str) -> None:
     """Raise KernelError unless a proposal's premises and names can be journaled and read
     back under the one rule for values (each premise at most MAX_DEPTH deep)."""
     if any(type(n) is not str for n in names):
         raise KernelError("a proposal's lease and target must be strings")
-    value = {"premises": premises, "names": list(names)}
-    try:
-        plain = _plain(value, MAX_DEPTH + 2) and _text_ok(value)
-    except _TooDeep:
-        plain = False
-    if not plain:  # a float, an unsafe integer, a surrogate or too deep: let canonical judge
-        canonical(value, MAX_DEPTH + 2)
+    canonical({"premises": premises, "names": list(names)}, MAX_DEPTH + 2)
 
 
 def digest(value: JSON) -> str:

@@ -158,7 +158,7 @@ class Proposal:
                                                                    compare=False)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.premises, Mapping):
+        if type(self.premises) is not dict and not isinstance(self.premises, Mapping):
             raise KernelError("premises must be a mapping of fact name to expected value")
         self.timing.validate(self.capabilities)
         memo = _memo_key(self)
@@ -185,16 +185,17 @@ _CHECKED_MAX = 4_096
 
 
 def _flat(value: Any) -> tuple[Any, ...] | None:
-    """A dict of strings, ints, bools and None as (name, type, value) triples; else None."""
+    """A dict of strings, ints, bools and None as its (name, value) pairs beside the values'
+    types; else None."""
     if type(value) is not dict:
         return None
-    out = []
-    for k, v in value.items():
-        kind = type(v)
-        if kind is not str and kind is not int and kind is not bool and v is not None:
-            return None
-        out.append((k, kind, v))
-    return tuple(out)
+    kinds = tuple(map(type, value.values()))
+    if not _FLAT.issuperset(kinds):
+        return None
+    return tuple(value.items()), kinds
+
+
+_FLAT = frozenset({str, int, bool, type(None)})
 
 
 def _memo_key(p: Proposal) -> tuple[Any, ...] | None:
