@@ -92,16 +92,40 @@ def canonical(value: JSON, depth: int = LINE_DEPTH) -> bytes:
         raise KernelError(f"value has no canonical JSON form (RFC 8785): {exc}") from None
 
 
+def _flat_ascii(value: JSON) -> bool:
+    """A dict of ASCII names to ASCII strings, safe integers, booleans and None: the most
+    common decision record, which Python's json spells canonically and nothing refuses."""
+    if type(value) is not dict:
+        return False
+    for k, v in value.items():
+        kind = type(v)
+        if type(k) is not str or not k.isascii():
+            return False
+        if kind is str:
+            if not v.isascii():
+                return False
+        elif kind is int:
+            if not -_MAX_SAFE <= v <= _MAX_SAFE:
+                return False
+        elif kind is not bool and v is not None:
+            return False
+    return True
+
+
 def recordable(premises: JSON, *names: str) -> None:
     """Raise KernelError unless a proposal's premises and names can be journaled and read
     back under the one rule for values (each premise at most MAX_DEPTH deep)."""
     if any(type(n) is not str for n in names):
         raise KernelError("a proposal's lease and target must be strings")
+    if _flat_ascii(premises) and all(n.isascii() for n in names):
+        return
     canonical({"premises": premises, "names": list(names)}, MAX_DEPTH + 2)
 
 
 def digest(value: JSON) -> str:
     """Hex SHA-256 of the canonical JSON of ``value``."""
+    if _flat_ascii(value):
+        return hashlib.sha256(_fast_encode(value).encode("ascii")).hexdigest()
     return hashlib.sha256(canonical(value, MAX_DEPTH)).hexdigest()
 
 

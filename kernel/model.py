@@ -184,28 +184,23 @@ _CHECKED: dict[tuple[Any, ...], tuple[str, str]] = {}
 _CHECKED_MAX = 4_096
 
 
-def _flat(value: Any) -> tuple[Any, ...] | None:
-    """A dict of strings, ints, bools and None as its (name, value) pairs beside the values'
-    types; else None."""
-    if type(value) is not dict:
+def _memo_key(p: Proposal) -> tuple[Any, ...] | None:
+    """The memo key of a proposal's checked values: the members of its payload, premises and
+    key (dicts of strings, ints, bools and None) beside the exact types of their values, its
+    lease and target; None when they are not all that flat."""
+    payload, premises, key = p.payload, p.premises, p.key
+    if type(payload) is not dict or type(premises) is not dict or type(p.lease) is not str \
+            or type(p.target) is not str or (key is not None and type(key) is not dict):
         return None
-    kinds = tuple(map(type, value.values()))
+    kinds = (*map(type, payload.values()), *map(type, premises.values()),
+             *(map(type, key.values()) if key is not None else ()))
     if not _FLAT.issuperset(kinds):
         return None
-    return tuple(value.items()), kinds
+    return (tuple(payload.items()), tuple(premises.items()),
+            None if key is None else tuple(key.items()), kinds, p.lease, p.target)
 
 
 _FLAT = frozenset({str, int, bool, type(None)})
-
-
-def _memo_key(p: Proposal) -> tuple[Any, ...] | None:
-    """The memo key of a proposal's checked values, or None when they are not all flat."""
-    payload, premises = _flat(p.payload), _flat(p.premises)
-    key = () if p.key is None else _flat(p.key)
-    if payload is None or premises is None or key is None or type(p.lease) is not str \
-            or type(p.target) is not str:
-        return None
-    return payload, p.key is None, key, premises, p.lease, p.target
 
 
 @dataclass(frozen=True, slots=True)
