@@ -115,7 +115,7 @@ def _plain(value: Any) -> bool:
     if value is None or kind is bool or kind is str:
         return True
     if kind is int:
-        return abs(value) <= 2**53 - 1
+        return bool(abs(value) <= 2**53 - 1)
     if kind is list:
         return all(map(_plain, value))
     if kind is dict:
