@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import json.encoder
 from typing import Any
 
 import rfc8785
@@ -44,7 +45,6 @@ _encode_pieces = json.encoder.c_make_encoder(  # type: ignore[attr-defined]
 
 def _fast_encode(value: JSON) -> str:
     return "".join(_encode_pieces(value, 0))
-
 
 
 class _TooDeep(Exception):
@@ -93,15 +93,23 @@ def canonical(value: JSON, depth: int = LINE_DEPTH) -> bytes:
         raise KernelError(f"value has no canonical JSON form (RFC 8785): {exc}") from None
 
 
-def _text_ok(value: JSON) -> bool:
-    """No string in a plain value holds a lone surrogate (ASCII strings are checked in C)."""
-    kind = type(value)
-    if kind is str:
-        return value.isascii() or not any("\ud800" <= ch <= "\udfff" for ch in value)
-    if kind is dict:
-        return all(_text_ok(k) and _text_ok(v) for k, v in value.items())
-    if kind is list:
-        return all(_text_ok(v) for v in value)
+def _flat_ascii(value: JSON) -> bool:
+    """A dict of ASCII names to ASCII strings, safe integers, booleans and None: the most
+    common decision record, which Python's json spells canonically and nothing refuses."""
+    if type(value) is not dict:
+        return False
+    for k, v in value.items():
+        kind = type(v)
+        if type(k) is not str or not k.isascii():
+            return False
+        if kind is str:
+            if not v.isascii():
+                return False
+        elif kind is int:
+            if not -_MAX_SAFE <= v <= _MAX_SAFE:
+                return False
+        elif kind is not bool and v is not None:
+            return False
     return True
 
 
@@ -110,17 +118,15 @@ def recordable(premises: JSON, *names: str) -> None:
     back under the one rule for values (each premise at most MAX_DEPTH deep)."""
     if any(type(n) is not str for n in names):
         raise KernelError("a proposal's lease and target must be strings")
-    value = {"premises": premises, "names": list(names)}
-    try:
-        plain = _plain(value, MAX_DEPTH + 2) and _text_ok(value)
-    except _TooDeep:
-        plain = False
-    if not plain:  # a float, an unsafe integer, a surrogate or too deep: let canonical judge
-        canonical(value, MAX_DEPTH + 2)
+    if _flat_ascii(premises) and all(n.isascii() for n in names):
+        return
+    canonical({"premises": premises, "names": list(names)}, MAX_DEPTH + 2)
 
 
 def digest(value: JSON) -> str:
     """Hex SHA-256 of the canonical JSON of ``value``."""
+    if _flat_ascii(value):
+        return hashlib.sha256(_fast_encode(value).encode("ascii")).hexdigest()
     return hashlib.sha256(canonical(value, MAX_DEPTH)).hexdigest()
 
 

@@ -74,6 +74,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import json.encoder
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -101,27 +102,27 @@ class Violation:
 # ---------------------------------------------------------------- JSON, identity, facts
 
 
-# The C encoder without JSONEncoder's wrapper: digest_of hands it only values _plain has
-# walked (no floats, no cycles), so it needs no cycle markers; it returns the text in pieces.
-_encode_pieces = json.encoder.c_make_encoder(  # type: ignore[attr-defined]
+# The C encoder without its Python wrapper (no cycle markers: a value is checked by _plain,
+# which never ends on a cycle), returning the text in pieces: sorted, compact, raw UTF-8.
+_pieces = json.encoder.c_make_encoder(  # type: ignore[attr-defined]
     None, None, json.encoder.encode_basestring, None, ":", ",", True, False, False)
-
-
-def _encode(value: Any) -> str:
-    return "".join(_encode_pieces(value, 0))
 
 
 def _plain(value: Any) -> bool:
     """Values whose RFC 8785 form is Python's sorted compact json: no floats, safe ints,
     keys in the Basic Multilingual Plane."""
-    if value is None or type(value) in (bool, str):
+    kind = type(value)
+    if value is None or kind is bool or kind is str:
         return True
-    if type(value) is int:
-        return abs(value) <= 2**53 - 1
-    if type(value) is list:
-        return all(_plain(v) for v in value)
-    if type(value) is dict:
-        return all(all(ord(c) < 0x10000 for c in k) and _plain(v) for k, v in value.items())
+    if kind is int:
+        return bool(abs(value) <= 2**53 - 1)
+    if kind is list:
+        return all(map(_plain, value))
+    if kind is dict:
+        for k, v in value.items():
+            if not ((k.isascii() or max(k) < "\U00010000") and _plain(v)):
+                return False
+        return True
     return False
 
 
@@ -131,7 +132,7 @@ def digest_of(value: Any) -> str | None:
     if not _plain(value):
         return None
     try:
-        return hashlib.sha256(_encode(value).encode("utf-8")).hexdigest()
+        return hashlib.sha256("".join(_pieces(value, 0)).encode("utf-8")).hexdigest()
     except (UnicodeEncodeError, ValueError):
         return None
 
@@ -212,6 +213,8 @@ class Effect:
         facts = checks.get("facts") or {}
         out = [k for k, v in premises.items() if k not in facts or not same(facts[k], v)]
         admitted = checks.get("stale") or []
+        if not out and not admitted:
+            return out
         return sorted(set(out) | {s for s in admitted if isinstance(s, str)})
 
     def tier(self) -> int:
@@ -323,20 +326,21 @@ def _proposed(fx: Effect, walk: Walk, e: Entry, out: Report) -> None:
 
 def _dispatched(fx: Effect, walk: Walk, e: Entry, out: Report) -> None:
     ts, attempt, checks = int(e["ts"]), e.get("attempt"), e.get("checks") or {}
-    where = f"{line(e)}: effect {fx.short} attempt {attempt}"
     if walk.final is not None:
-        out.add(fx, "K2", "dispatched_after_final", f"{where} is dispatched after its final "
-                f"entry {line(walk.final)}.", line(e), line(walk.final))
+        out.add(fx, "K2", "dispatched_after_final", f"{_attempt(fx, e)} is dispatched after "
+                f"its final entry {line(walk.final)}.", line(e), line(walk.final))
     if attempt != walk.last_attempt + 1:
-        out.add(fx, "K1", "attempt_out_of_order", f"{where} follows attempt "
+        out.add(fx, "K1", "attempt_out_of_order", f"{_attempt(fx, e)} follows attempt "
                 f"{walk.last_attempt}: attempts are numbered 1, 2, 3 as they are sent.", line(e))
     if not fx.lease_live(checks, ts):
-        out.add(fx, "K4", "dispatched_without_authority", f"{where} is dispatched at {ts} under "
-                f"a lease its own record shows not live then (or another lease).", line(e))
+        out.add(fx, "K4", "dispatched_without_authority", f"{_attempt(fx, e)} is dispatched at "
+                f"{ts} under a lease its own record shows not live then (or another lease).",
+                line(e))
     stale = fx.stale(checks)
     if stale:
-        out.add(fx, "K5", "dispatched_on_stale_premise", f"{where} is dispatched although the "
-                f"recorded facts do not support premise(s) {', '.join(stale)}.", line(e))
+        out.add(fx, "K5", "dispatched_on_stale_premise", f"{_attempt(fx, e)} is dispatched "
+                f"although the recorded facts do not support premise(s) {', '.join(stale)}.",
+                line(e))
     if walk.dispatched:
         _resend(fx, walk, e, out)
     walk.dispatched.setdefault(int(attempt or 0), e)
@@ -346,8 +350,13 @@ def _dispatched(fx: Effect, walk: Walk, e: Entry, out: Report) -> None:
     walk.claim = max(walk.claim, fx.claim(ts, int(e.get("deadline", 0))))
 
 
+def _attempt(fx: Effect, e: Entry) -> str:
+    """How a sentence about a DISPATCHED entry starts (built only when one is written)."""
+    return f"{line(e)}: effect {fx.short} attempt {e.get('attempt')}"
+
+
 def _resend(fx: Effect, walk: Walk, e: Entry, out: Report) -> None:
-    ts, where = int(e["ts"]), f"{line(e)}: effect {fx.short} attempt {e.get('attempt')}"
+    ts, where = int(e["ts"]), _attempt(fx, e)
     if ts < walk.claim:
         out.add(fx, "K6", "resent_inside_claim", f"{where} is resent at {ts} while an earlier "
                 f"send may still land (its claim runs until {walk.claim}).", line(e))
@@ -364,17 +373,20 @@ def _resend(fx: Effect, walk: Walk, e: Entry, out: Report) -> None:
 
 
 def _committed(fx: Effect, walk: Walk, e: Entry, out: Report) -> None:
-    where = f"{line(e)}: effect {fx.short}"
     if not walk.dispatched:
-        out.add(fx, "K7", "committed_never_sent", f"{where} is COMMITTED but was never "
+        out.add(fx, "K7", "committed_never_sent", f"{_about(fx, e)} is COMMITTED but was never "
                 f"dispatched.", line(e))
     elif e.get("via") == "ack" and e.get("attempt") not in walk.dispatched:
-        out.add(fx, "K7", "ack_of_unsent_attempt", f"{where} is COMMITTED by an ack of "
+        out.add(fx, "K7", "ack_of_unsent_attempt", f"{_about(fx, e)} is COMMITTED by an ack of "
                 f"attempt {e.get('attempt')}, which was never dispatched.", line(e))
     elif e.get("via") == "lookup" and not ((e.get("lookup") or {}).get("found") is True
                                           and fx.caps().get("queryable")):
-        out.add(fx, "K7", "committed_without_lookup", f"{where} is COMMITTED via lookup "
+        out.add(fx, "K7", "committed_without_lookup", f"{_about(fx, e)} is COMMITTED via lookup "
                 f"without a lookup at a queryable target that found it.", line(e))
+
+
+def _about(fx: Effect, e: Entry) -> str:
+    return f"{line(e)}: effect {fx.short}"
 
 
 UNIT_REASONS = ("plan_superseded", "claim_expired", "read_overlap_moved", "over_budget")
@@ -845,6 +857,8 @@ def _fenced_writes(bus: Bus, history: Sequence[Record] | None, out: Report) -> N
 def check_coordination(entries: Sequence[Entry], history: Sequence[Record] | None,
                        out: Report) -> None:
     """G1, G2, G5, G6 (limited), G7 and G8 over the whole journal and the target's record."""
+    if not _has_units(entries):
+        return
     bus, first_bad = Bus(), None
     for i, e in enumerate(entries):
         if e.get("seq") != i and first_bad is None:
@@ -865,6 +879,14 @@ def check_coordination(entries: Sequence[Entry], history: Sequence[Record] | Non
         _fenced_writes(bus, history, out)
 
 
+def _has_units(entries: Iterable[Entry]) -> bool:
+    """Whether any entry proposes a coordinated unit (without one, no G judge applies)."""
+    for e in entries:
+        if e["kind"] == "PROPOSED" and isinstance(e.get("coordination"), Mapping):
+            return True
+    return False
+
+
 def check_units(entries: Sequence[Entry],
                 history: Sequence[Record] | None = None) -> list[Violation]:
     """The coordination judges alone: G1, G2, G5, G6 (limited), G7, G8 (and K10 for a unit
@@ -883,10 +905,13 @@ def check_leases(entries: Iterable[Entry], out: Report) -> None:
     renewal is a new lease under a new id, never the old one revived."""
     dead: dict[str, Entry] = {}  # lease id -> the first entry that observed it dead
     for e in entries:
-        lease = (e.get("checks") or {}).get("lease")
-        if not isinstance(lease, Mapping) or not isinstance(lease.get("id"), str):
+        checks = e.get("checks")
+        lease = checks.get("lease") if checks else None
+        if lease is None or not (type(lease) is dict or isinstance(lease, Mapping)):
             continue
-        lid, expires = lease["id"], lease.get("expires_at")
+        lid, expires = lease.get("id"), lease.get("expires_at")
+        if type(lid) is not str and not isinstance(lid, str):
+            continue
         alive = lease.get("revoked") is False and type(expires) is int \
             and int(e["ts"]) < expires
         if not alive:

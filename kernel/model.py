@@ -158,7 +158,7 @@ class Proposal:
                                                                    compare=False)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.premises, Mapping):
+        if type(self.premises) is not dict and not isinstance(self.premises, Mapping):
             raise KernelError("premises must be a mapping of fact name to expected value")
         self.timing.validate(self.capabilities)
         memo = _memo_key(self)
@@ -184,27 +184,23 @@ _CHECKED: dict[tuple[Any, ...], tuple[str, str]] = {}
 _CHECKED_MAX = 4_096
 
 
-def _flat(value: Any) -> tuple[Any, ...] | None:
-    """A dict of strings, ints, bools and None as (name, type, value) triples; else None."""
-    if type(value) is not dict:
-        return None
-    out = []
-    for k, v in value.items():
-        kind = type(v)
-        if kind is not str and kind is not int and kind is not bool and v is not None:
-            return None
-        out.append((k, kind, v))
-    return tuple(out)
-
-
 def _memo_key(p: Proposal) -> tuple[Any, ...] | None:
-    """The memo key of a proposal's checked values, or None when they are not all flat."""
-    payload, premises = _flat(p.payload), _flat(p.premises)
-    key = () if p.key is None else _flat(p.key)
-    if payload is None or premises is None or key is None or type(p.lease) is not str \
-            or type(p.target) is not str:
+    """The memo key of a proposal's checked values: the members of its payload, premises and
+    key (dicts of strings, ints, bools and None) beside the exact types of their values, its
+    lease and target; None when they are not all that flat."""
+    payload, premises, key = p.payload, p.premises, p.key
+    if type(payload) is not dict or type(premises) is not dict or type(p.lease) is not str \
+            or type(p.target) is not str or (key is not None and type(key) is not dict):
         return None
-    return payload, p.key is None, key, premises, p.lease, p.target
+    kinds = (*map(type, payload.values()), *map(type, premises.values()),
+             *(map(type, key.values()) if key is not None else ()))
+    if not _FLAT.issuperset(kinds):
+        return None
+    return (tuple(payload.items()), tuple(premises.items()),
+            None if key is None else tuple(key.items()), kinds, p.lease, p.target)
+
+
+_FLAT = frozenset({str, int, bool, type(None)})
 
 
 @dataclass(frozen=True, slots=True)
