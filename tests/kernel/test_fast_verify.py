@@ -14,7 +14,10 @@ go through the fast path and give the reference verdict too.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -47,6 +50,7 @@ def _journal(n_lines: int) -> list[str]:
 
 
 LINES = _journal(2 * BLOCK + 300)
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _with_hash(text: str) -> str:
@@ -236,6 +240,21 @@ def test_orjson_spells_every_string_as_rfc_8785_does() -> None:
         if not 0xD800 <= code <= 0xDFFF:
             text = chr(code) + "a"
             assert orjson.dumps(text) == kernel.canonical(text), hex(code)
+
+
+@pytest.mark.parametrize("line", [b"[" * 100_000 + b"]" * 100_000,
+                                  b'{"a":' * 100_000 + b"1" + b"}" * 100_000],
+                         ids=["array", "object"])
+def test_a_line_nested_far_beyond_the_limit_is_an_anomaly_not_a_crash(
+        tmp_path: Path, line: bytes) -> None:
+    """orjson before 3.10 crashed the process on such a line: so it runs in a child."""
+    path = tmp_path / "j.jsonl"
+    path.write_bytes("".join(LINES[:5]).encode() + line + b"\n")
+    out = subprocess.run([sys.executable, "-m", "kernel", "check", str(path)], cwd=ROOT,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1 and out.stderr == "", out.stderr[-400:]
+    assert out.stdout.splitlines()[0] == "valid: false"
+    assert "line 6: nests deeper than 35 levels" in out.stdout
 
 
 @pytest.mark.parametrize("cut", [1, 40, 200])
