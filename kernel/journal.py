@@ -594,16 +594,20 @@ _PLAIN = {"payload": _plain_value, "key": _plain_value, "premises": _remembered(
           "checks": _remembered(_plain_checks),
           "capabilities": _remembered(_plain_nested(CAPABILITY_FIELDS, OPTIONAL_CAPABILITIES)),
           "timing": _remembered(_plain_nested(TIMING_FIELDS, {}))}
-_premises, _checks_record = _PLAIN["premises"], _PLAIN["checks"]
-_capabilities, _timing = _PLAIN["capabilities"], _PLAIN["timing"]
+_checks_record = _PLAIN["checks"]
+# A proposal's members that recur from one proposal to the next, checked together.
+_proposal_context = _remembered(lambda members: (
+    _PLAIN["capabilities"](members[0]) and type(members[1]) is str
+    and _PLAIN["premises"](members[2]) and type(members[3]) is str
+    and _PLAIN["timing"](members[4])))
 
 
 # Each kind's required members (KINDS), checked in one expression; its optional ones.
 _PLAIN_REQUIRED: dict[str, Any] = {
-    "PROPOSED": lambda e: (type(e["lease"]) is str and type(e["target"]) is str
-                           and _hex64(e["payload_digest"]) and _plain_value(e["payload"])
-                           and _plain_value(e["key"]) and _premises(e["premises"])
-                           and _capabilities(e["capabilities"]) and _timing(e["timing"])),
+    "PROPOSED": lambda e: (_hex64(e["payload_digest"]) and _plain_value(e["payload"])
+                           and _plain_value(e["key"]) and _proposal_context(
+                               (e["capabilities"], e["lease"], e["premises"], e["target"],
+                                e["timing"]))),
     "AUTHORIZED": lambda e: _checks_record(e["checks"]),
     "DISPATCHED": lambda e: (type(a := e["attempt"]) is int and a > 0
                              and e["phase"] in ("dispatch", "recovery")
@@ -677,7 +681,7 @@ def _proven(parsed: list[Any], lines: list[str], at: int, seq: int, prev: str, l
     dumps, sha256, bmp, long_line = orjson.dumps, hashlib.sha256, "\U00010000", MAX_LINE
     for i in range(at, len(lines)):
         entry, line = parsed[i], lines[i]
-        data = line.encode("utf-8")
+        data = line.encode()
         try:
             if (len(data) > long_line or type(entry) is not dict
                     or dumps(entry, option=_SORTED_SAFE) != data
