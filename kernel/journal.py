@@ -18,25 +18,27 @@ from a crash: it was never acknowledged as durable, so it is discarded and repor
 note, never parsed as an entry. A hash chain cannot see entries cut from the end; pass the
 last known hash as ``expected_head`` to catch that.
 
-Speed. ``verify`` first tries each block of ``BLOCK`` lines on a fast path (``_fast_block``):
-one C parse for the whole block, the C encoder's spelling compared with each line, the
-schema checked by one regular expression per kind over the canonical line (``_SHAPES``,
-which also locates the hash member; a line outside their plain subset goes through
-``_check_fields``), then the chain. It only ever answers "all sound" or "not proven"; a
-block it does not prove is judged again line by line by the reference path (``fast=False``),
-which alone words anomalies, so both give the same verdict (tests/kernel/test_fast_verify.py).
+Speed. ``verify`` parses each block of ``BLOCK`` lines with orjson (a C parser) in one call
+and proves what it can line by line (``_proven``): a line that is exactly orjson's sorted
+spelling of its value, with no float, no character beyond the Basic Multilingual Plane and
+only safe integers, is its RFC 8785 form; its fields are checked by ``_plain_fields``, and
+its hash over its own bytes with the one top-level hash member cut out. The first line it
+does not prove is judged by the exact path (``_check_line``, also ``fast=False``), which
+alone words anomalies, and proving resumes after it; so both give the same verdict and the
+same entries (tests/kernel/test_fast_verify.py).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import json.encoder
 import json.scanner
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
+
+import orjson
 
 from kernel.errors import JournalError, KernelError
 from kernel.identity import LINE_DEPTH, canonical
@@ -228,12 +230,7 @@ _decode = _decoder.decode
 _scan: Any = json.scanner.make_scanner(_decoder)  # type: ignore[arg-type]
 _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True,
                            allow_nan=False).encode
-# The same encoder without its Python wrapper (no cycle markers: parsed JSON has no cycles);
-# it returns the text in pieces.
-_encode_pieces: Any = json.encoder.c_make_encoder(  # type: ignore[attr-defined]
-    None, None, json.encoder.encode_basestring, None, ":", ",", True, False, False)
 _LONG_NUMBER = re.compile(r"[:,\[]-?[0-9]{16}")
-_JOIN = "".join
 
 
 def _as_double(n: int) -> float:
@@ -475,9 +472,9 @@ def verify(text: str | bytes, now: int | None = None, expected_head: str | None 
            *, fast: bool = True) -> Verdict:
     """Verify a whole journal given as text (or bytes). Stops at the first bad line.
 
-    With ``fast`` (the default) each block of lines is first tried by ``_fast_block``; a
-    block it does not prove sound is judged line by line by the reference path, which alone
-    finds and words every anomaly. ``fast=False`` runs the reference path only."""
+    With ``fast`` (the default) the lines of each block are first tried by ``_proven``; a
+    line it does not prove sound is judged by the exact path, which alone finds and words
+    every anomaly. ``fast=False`` runs the exact path only."""
     verdict = Verdict(valid=True)
     try:
         lines = (decode(text) if isinstance(text, bytes) else text).split("\n")
@@ -487,20 +484,26 @@ def verify(text: str | bytes, now: int | None = None, expected_head: str | None 
     prev, last_ts = GENESIS, 0
     entries = verdict.entries
     seen: set[tuple[str, ...]] = set()
-    proven: set[str] = set()  # free-form texts the fast path found canonically spelled
+    hexes: set[str] = set()  # effect ids the fast path found to be hex
     for start in range(0, len(lines), BLOCK):
         block = lines[start:start + BLOCK]
-        sound = _fast_block(block, start, prev, last_ts, now, proven) if fast else None
-        if sound is None:
-            for i, line in enumerate(block, start):
-                checked = _check_line(line, i + 1, i, prev, last_ts, now, seen)
-                if type(checked) is not dict:
-                    return _invalid(verdict, checked)
-                entries.append(checked)
-                prev, last_ts = checked["hash"], checked["ts"]
-        else:
-            entries += sound
-            prev, last_ts = sound[-1]["hash"], sound[-1]["ts"]
+        parsed = _parse_block(block) if fast else None
+        at = 0
+        while at < len(block):
+            if parsed is not None:
+                sound = _proven(parsed, block, at, start + at, prev, last_ts, now, hexes)
+                if sound:
+                    entries += parsed[at:at + sound]
+                    at += sound
+                    prev, last_ts = entries[-1]["hash"], entries[-1]["ts"]
+                    continue
+            i = start + at
+            checked = _check_line(block[at], i + 1, i, prev, last_ts, now, seen)
+            if type(checked) is not dict:
+                return _invalid(verdict, checked)
+            entries.append(checked)
+            prev, last_ts = checked["hash"], checked["ts"]
+            at += 1
     if tail:
         problem = _torn_problem(tail, len(lines), prev, last_ts, now)
         if problem is not None:
@@ -514,151 +517,190 @@ def verify(text: str | bytes, now: int | None = None, expected_head: str | None 
 
 # ---------------------------------------------------------------- the fast path
 
-BLOCK = 1024  # lines the fast path parses in one call of the C scanner
-_BMP_END = "\U00010000"
-
-# The schema once more, as regular expressions over a line: each kind's members in key
-# order, every value outside the free-form ones (payload, key, premises, facts) spelled as
-# RFC 8785 spells it (integers without -0, strings without escapes, no whitespace). They
-# describe a plain subset of the valid lines (free-form values at most two levels deep, no
-# coordination members); a line outside it is judged by the C encoder and _check_fields
-# instead. The patterns tokenize exactly (a string token stops at its closing quote, as it
-# holds no backslash), so a match proves what _check_fields checks, and that the line is
-# canonical once its free-form parts are (each is compared with the C encoder's spelling
-# of its value; canonical or not is a property of a text, so a text once proven is not
-# encoded again).
-_S = r'"[^"\\]*"'  # a string without escapes
-_N = r"(?:0|[1-9][0-9]{0,14})"  # a natural number of at most 15 digits: a safe integer
-_P = r"[1-9][0-9]{0,14}"
-_B = r"(?:true|false)"
-_H = r'"[0-9a-f]{64}"'
-_V0 = rf"(?:{_S}|-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:e[+-][0-9]+)?|true|false|null)"
+BLOCK = 1024  # lines the fast path parses in one call of orjson
+_SORTED_SAFE = orjson.OPT_SORT_KEYS | orjson.OPT_STRICT_INTEGER
+_HASH_KEY = b'"hash":"'
+_SCALARS = frozenset((str, int, bool, type(None)))
 
 
-def _container(value: str) -> str:
-    return rf"(?:\{{(?:{_S}:{value}(?:,{_S}:{value})*)?\}}|\[(?:{value}(?:,{value})*)?\])"
+def _plain_value(value: Any, depth: int = 2) -> bool:
+    """No float anywhere in a parsed free-form value (their spelling is left to the exact
+    path), and it nests within LINE_DEPTH when it sits ``depth`` containers down (an
+    entry's own members sit at 2)."""
+    kind = type(value)
+    if kind is dict:
+        value = value.values()
+    elif kind is not list:
+        return kind is not float
+    if depth > LINE_DEPTH:
+        return False
+    kinds = set(map(type, value))
+    return kinds <= _SCALARS or (float not in kinds
+                                 and all(_plain_value(v, depth + 1) for v in value))
 
 
-_V1 = f"(?:{_V0}|{_container(_V0)})"
-_V2 = f"(?:{_V0}|{_container(_V1)})"
-_OBJECT = rf"\{{(?:{_S}:{_V1}(?:,{_S}:{_V1})*)?\}}"
+def _free_object(v: Any) -> bool:
+    return type(v) is dict and _plain_value(v)
 
 
-def _object_shape(required: dict[str, str], optional: dict[str, str] | None = None,
-             hash_group: bool = False) -> str:
-    """An object with these members in key order (the last one must be required)."""
-    optional = optional or {}
-    names = sorted({**required, **optional})
-    assert names[-1] in required
-    parts = []
-    for name in names:
-        member = f'"{name}":{required.get(name) or optional[name]}'
-        member += "" if name == names[-1] else ","
-        if hash_group and name == "hash":
-            member = f"(?P<hash>{member})"
-        parts.append(f"(?:{member})?" if name in optional else member)
-    return r"\{" + "".join(parts) + r"\}"
+def _plain_checks(v: Any) -> bool:
+    """_checks, stricter: exactly its three members, the lease's four, a plain facts."""
+    if type(v) is not dict or len(v) != 3:
+        return False
+    lease, facts, stale = v["lease"], v["facts"], v["stale"]
+    return (type(lease) is dict and len(lease) == 4 and type(lease["id"]) is str
+            and type(lease["expires_at"]) is int and type(lease["revoked"]) is bool
+            and type(lease["live"]) is bool and type(facts) is dict
+            and _plain_value(facts, 3)
+            and type(stale) is list and (not stale or set(map(type, stale)) == {str}))
 
 
-_LEASE = _object_shape({"expires_at": r"(?:0|-?[1-9][0-9]{0,14})", "id": _S, "live": _B,
-                        "revoked": _B})
-_CHECKS = _object_shape({"facts": f"(?P<facts>{_OBJECT})", "lease": _LEASE,
-                         "stale": rf"\[(?:{_S}(?:,{_S})*)?\]"})
-_FIELD_SHAPES = {
-    "seq": _N, "ts": _N, "effect_id": _H, "prev": _H, "hash": _H,
-    "payload": f"(?P<payload>{_V2})", "payload_digest": _H, "key": f"(?P<key>{_V2})",
-    "premises": f"(?P<premises>{_OBJECT})", "lease": _S, "target": _S,
-    "capabilities": _object_shape({"dedup_window": _N, "dedupes": _B, "lookup_lag": _N,
-                              "queryable": _B}, {"bounds_in_flight": "false"}),
-    "timing": _object_shape({"send_timeout": _P, "settle_margin": _P, "dedup_margin": _N}),
-    "checks": _CHECKS, "lookup": _object_shape({"found": _B, "asked_at": _N}), "attempt": _P,
-    "phase": '"(?:dispatch|recovery)"', "deadline": _N, "claim_until": _N,
-    "first_sent_at": _N, "result": '"could_not_run"', "reason": _S,
-    "executed": '"(?:false|true)"', "answer": '"(?:ack|lookup)"', "found": _B, "asked_at": _N,
+def _plain_nested(fields: dict[str, Any], optional: dict[str, Any]) -> Any:
+    """_check_nested as a predicate: these members pass, optional ones too, no others."""
+    def ok(v: Any) -> bool:
+        if type(v) is not dict:
+            return False
+        size = len(fields)
+        for key, good in optional.items():
+            if key in v:
+                if not good(v[key]):
+                    return False
+                size += 1
+        return len(v) == size and all(good(v[key]) for key, good in fields.items())
+    return ok
+
+
+def _remembered(check: Any) -> Any:
+    """``check``, answered from memory for a value whose orjson text it passed before (the
+    text determines the value, types included); short texts only, at most 4,096."""
+    passed: set[bytes] = set()
+
+    def ok(v: Any) -> bool:
+        text = orjson.dumps(v)
+        if text in passed:
+            return True
+        if not check(v):
+            return False
+        if len(text) <= 1024 and len(passed) < 4096:
+            passed.add(text)
+        return True
+    return ok
+
+
+# The free-form values must be plain (_plain_value) and the records nested in an entry are
+# checked whole (remembered: few distinct ones recur); the other members as KINDS checks them.
+_PLAIN = {"payload": _plain_value, "key": _plain_value, "premises": _remembered(_free_object),
+          "coordination": _free_object, "admission": _free_object,
+          "checks": _remembered(_plain_checks),
+          "capabilities": _remembered(_plain_nested(CAPABILITY_FIELDS, OPTIONAL_CAPABILITIES)),
+          "timing": _remembered(_plain_nested(TIMING_FIELDS, {}))}
+_checks_record = _PLAIN["checks"]
+# A proposal's members that recur from one proposal to the next, checked together.
+_proposal_context = _remembered(lambda members: (
+    _PLAIN["capabilities"](members[0]) and type(members[1]) is str
+    and _PLAIN["premises"](members[2]) and type(members[3]) is str
+    and _PLAIN["timing"](members[4])))
+
+
+# Each kind's required members (KINDS), checked in one expression; its optional ones.
+_PLAIN_REQUIRED: dict[str, Any] = {
+    "PROPOSED": lambda e: (_hex64(e["payload_digest"]) and _plain_value(e["payload"])
+                           and _plain_value(e["key"]) and _proposal_context(
+                               (e["capabilities"], e["lease"], e["premises"], e["target"],
+                                e["timing"]))),
+    "AUTHORIZED": lambda e: _checks_record(e["checks"]),
+    "DISPATCHED": lambda e: (type(a := e["attempt"]) is int and a > 0
+                             and e["phase"] in ("dispatch", "recovery")
+                             and type(d := e["deadline"]) is int is type(c := e["claim_until"])
+                             is type(f := e["first_sent_at"]) and min(d, c, f) >= 0
+                             and _checks_record(e["checks"])),
+    "COMMITTED": lambda e: e["via"] in ("ack", "lookup", "verification"),
+    "LANDED": lambda e: e["via"] in ("ack", "lookup"),
+    "VERIFIED": lambda e: e["result"] == "could_not_run",
+    "REFUSED": lambda e: type(e["reason"]) is str and e["executed"] in ("false", "true"),
+    "AMBIGUOUS": lambda e: type(e["reason"]) is str,
+    "REJECTED": lambda e: (e["reason"] == "conflicting_payload"
+                           and _hex64(e["payload_digest"])),
+    "LATE": lambda e: e["answer"] in ("ack", "lookup"),
 }
-_KIND_SHAPES = {("COMMITTED", "via"): '"(?:ack|lookup|verification)"',
-                ("LANDED", "via"): '"(?:ack|lookup)"',
-                ("REJECTED", "reason"): '"conflicting_payload"'}
+_PLAIN_KINDS = {kind: (_PLAIN_REQUIRED[kind], len(COMMON) + len(required),
+                       tuple((name, _PLAIN.get(name, ok)) for name, ok in optional.items()))
+                for kind, (required, optional) in KINDS.items()}
 
 
-def _kind_shape(kind: str, required: dict[str, Any], optional: dict[str, Any]) -> Any:
-    def shape(name: str) -> str:
-        return _KIND_SHAPES.get((kind, name)) or _FIELD_SHAPES[name]
-    needed = {name: f'"{kind}"' if name == "kind" else shape(name)
-              for name in {**COMMON, **required}}
-    maybe = {name: shape(name) for name in optional
-             if name in _FIELD_SHAPES or (kind, name) in _KIND_SHAPES}
-    return re.compile(_object_shape(needed, maybe, hash_group=True)).fullmatch
+def _plain_fields(entry: dict[str, Any], hexes: set[str]) -> bool:
+    """What _check_fields checks (but seq, ts, prev and hash, left to the chain), with no
+    float anywhere: True proves the entry's fields sound; False: not proven. ``hexes``
+    holds effect ids already found to be 64 hex digits."""
+    required, size, optional = _PLAIN_KINDS[entry["kind"]]
+    if not required(entry):
+        return False
+    if len(entry) != size:
+        for name, ok in optional:
+            if name in entry:
+                if not ok(entry[name]):
+                    return False
+                size += 1
+        if len(entry) != size:
+            return False
+    eid = entry["effect_id"]
+    if eid not in hexes:
+        if not _hex64(eid):
+            return False
+        if len(hexes) > 4096:
+            hexes.clear()
+        hexes.add(eid)
+    return True
 
 
-_SHAPES = {kind: _kind_shape(kind, *fields) for kind, fields in KINDS.items()}
-
-
-_FREE = {"PROPOSED": (("payload",), ("key",), ("premises",)),
-         **{kind: (("checks", "facts"),) for kind, (required, optional) in KINDS.items()
-            if "checks" in required or "checks" in optional}}
-
-
-def _fast_block(lines: list[str], seq: int, prev: str, last_ts: int, now: int | None,
-                proven: set[str] | None = None) -> list[dict[str, Any]] | None:
-    """The entries of ``lines`` (seq ``seq`` onwards) when a few whole-block tests prove
-    every line sound, else None: not proven, and the reference path decides. It never
-    words an anomaly, so it can only make verify faster, never change its verdict.
-
-    The block must hold no character beyond the Basic Multilingual Plane (where the C
-    encoder's key order differs from RFC 8785's); floats are vetted as they are parsed. It
-    is parsed as one JSON array by the C scanner. Each line then matches its kind's pattern
-    in ``_SHAPES`` (whose integers have at most 15 digits) with its free-form parts spelled
-    as the C encoder spells their values (texts in ``proven`` were), or else is exactly
-    what the C encoder writes for its entry, within the depth limit, and passes
-    _check_fields; neither may hold an integer of 16 digits or more (the C encoder would
-    spell it although RFC 8785 refuses or rereads it). Either way the line is one whole JSON
-    object, so the array's values line up with the lines. Last, the block must chain: seq,
-    prev, hash and time order."""
-    joined = ",".join(lines)
-    if max(map(len, lines)) > MAX_LINE // 4 or not (joined.isascii() or max(joined) < _BMP_END):
-        return None
+def _parse_block(lines: list[str]) -> list[Any] | None:
+    """The block's lines parsed by orjson as one JSON array, or None if that fails (orjson
+    3.10 on refuses to nest deeper than 1,024 levels; 3.8 crashed on 100,000)."""
     try:
-        entries = _scan("[" + joined + "]", 0)[0]
-    except (ValueError, StopIteration, RecursionError):
+        parsed = orjson.loads("[" + ",".join(lines) + "]")
+    except (ValueError, RecursionError):  # orjson.JSONDecodeError is a ValueError
         return None
-    if len(entries) != len(lines):
-        return None
-    sha256, shapes, pieces, join = hashlib.sha256, _SHAPES, _encode_pieces, _JOIN
-    proven = set() if proven is None else proven
-    for entry, line in zip(entries, lines, strict=True):
-        if type(entry) is not dict:
-            return None
-        kind: Any = entry.get("kind")
-        shape = shapes.get(kind) if type(kind) is str else None
-        plain = shape(line) if shape is not None else None
+    return cast(list[Any], parsed) if len(parsed) == len(lines) else None
+
+
+def _proven(parsed: list[Any], lines: list[str], at: int, seq: int, prev: str, last_ts: int,
+            now: int | None, hexes: set[str]) -> int:
+    """How many lines from ``lines[at]`` on are proven sound, ``parsed[at:]`` being their
+    entries; seq, prev and last_ts are those the line at ``at`` must follow. It never words
+    an anomaly: the first line it does not prove is judged by the exact path.
+
+    A line is proven when it is exactly what orjson writes for its parsed value (sorted
+    keys, safe integers only) and that value holds no float, no character beyond the Basic
+    Multilingual Plane (where orjson's key order differs from RFC 8785's) and nests within
+    the depth limit (counted by brackets, a bound): then it is its entry's RFC 8785
+    spelling, and the one spelled entry the line can be, so each value lines up with its
+    line. Its fields pass _plain_fields. Its hash member is the only text ``"hash":"`` in
+    it (a second one, nested, leaves the line to the exact path), so the line with that
+    member cut out is the canonical entry without its hash, as _unsigned would cut it,
+    and hashing those bytes must give the hash. Last, it chains: seq, prev, time order."""
+    dumps, sha256, bmp, long_line = orjson.dumps, hashlib.sha256, "\U00010000", MAX_LINE
+    for i in range(at, len(lines)):
+        entry, line = parsed[i], lines[i]
+        data = line.encode()
         try:
-            if plain is not None:
-                for path in _FREE.get(kind, ()):
-                    part = plain.group(path[-1])
-                    if part is not None and part not in proven:
-                        value = entry[path[0]] if len(path) == 1 else entry[path[0]][path[1]]
-                        if join(pieces(value, 0)) != part or _LONG_NUMBER.search("," + part):
-                            return None
-                        if len(proven) < 4096:
-                            proven.add(part)
-                at, end = plain.span("hash")
-                unsigned = line[:at] + line[end:]
-            elif (join(pieces(entry, 0)) != line or _LONG_NUMBER.search(line)
-                  or line.count("{") + line.count("[") > LINE_DEPTH):
-                return None
-            else:
-                _check_fields(entry, seq + 1)
-                unsigned = _unsigned(line, entry)
-            digest = sha256(unsigned.encode("utf-8")).hexdigest()
-        except (JournalError, UnicodeEncodeError):
-            return None
-        ts = entry["ts"]
-        if (entry["seq"] != seq or entry["prev"] != prev or digest != entry["hash"]
-                or ts < last_ts or (now is not None and ts > now)):
-            return None
+            if (len(data) > long_line or type(entry) is not dict
+                    or dumps(entry, option=_SORTED_SAFE) != data
+                    or (not line.isascii() and max(line) >= bmp)
+                    or not _plain_fields(entry, hexes)):
+                return i - at
+            if data.count(_HASH_KEY) != 1:
+                return i - at
+            cut = data.find(_HASH_KEY)
+            digest = sha256(data[:cut] + data[cut + 74:]).hexdigest()
+            ts = entry["ts"]
+            if (type(entry["seq"]) is not int or entry["seq"] != seq or entry["prev"] != prev
+                    or digest != entry["hash"] or type(ts) is not int or ts < last_ts
+                    or (now is not None and ts > now)):
+                return i - at
+        except (KeyError, TypeError, orjson.JSONEncodeError):
+            return i - at
         seq, prev, last_ts = seq + 1, digest, ts
-    return cast(list[dict[str, Any]], entries)
+    return len(lines) - at
 
 
 def _too_long(line: str) -> bool:
