@@ -3,6 +3,7 @@
 `check()` never raises for problems in the spec or cfg: they become a Result
 with result "error" and a one-line message with a position when known.
 """
+import gc
 import time
 
 from .bfs import Explorer, Result, build_trace, print_progress
@@ -29,6 +30,8 @@ def check(spec_path, cfg_path=None, progress=False, workers=1, check_deadlock=No
     """
     started = time.monotonic()
     result = Result()
+    collecting = gc.isenabled()
+    gc.disable()  # the explorer collects at its checkpoints (bfs.Explorer.checkpoint)
     try:
         model = load(spec_path, cfg_path)
         if check_deadlock is not None:
@@ -47,6 +50,10 @@ def check(spec_path, cfg_path=None, progress=False, workers=1, check_deadlock=No
     except Exception as exc:  # never a traceback: report what went wrong on one line
         result.result = "error"
         result.error = f"internal error: {type(exc).__name__}: {exc}"
+    finally:
+        gc.unfreeze()  # what the explorer froze is collectable again
+        if collecting:
+            gc.enable()
     result.seconds = time.monotonic() - started
     return result
 

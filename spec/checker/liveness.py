@@ -344,7 +344,8 @@ class Graph:
     def facts_from_edges(self, sub):
         """fairness_facts of the next-state relation itself: its steps are the edges."""
         subs = [sub(s) for s in self.states]
-        targets = [{j for j in out if subs[j] != subs[i]} for i, out in enumerate(self.succ)]
+        targets = [{j for j in out if j != i and subs[j] != subs[i]}
+                   for i, out in enumerate(self.succ)]
         return [bool(t) for t in targets], targets
 
     def violation(self, o, inits):

@@ -9,6 +9,7 @@ or stop. Counts and depth are those of the sequential search; when a worker
 finds a violation or an evaluation error, the caller re-runs sequentially to
 get TLC's shortest trace (or a positioned error) and the counts at that moment.
 """
+import gc
 import multiprocessing as mp
 import pickle
 import queue
@@ -102,6 +103,7 @@ def next_report(reports, procs):
 
 
 def worker_main(wid, workers, inboxes, control, reports):
+    gc.enable()  # forked from check.check, which turned automatic collection off
     try:
         Worker(_MODEL, wid, workers, inboxes, control, reports).run()
     except TLAError as exc:

@@ -90,6 +90,8 @@ def union(a, b):
 
 
 def inter(a, b):
+    if a.__class__ is frozenset and b.__class__ is frozenset:
+        return a & b
     if isinstance(a, LazySet) and not a.finite and isinstance(b, LazySet) and not b.finite:
         return FilterSet(a, lambda x: member(x, b))
     if a.__class__ is not frozenset and b.__class__ is frozenset:

@@ -60,8 +60,9 @@ class FnDict:
         return NotImplemented if other.__class__ is RecFn else False
 
     def __ne__(self, other):
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if other.__class__ is FnDict:
+            return self.d != other.d
+        return NotImplemented if other.__class__ is RecFn else True
 
     def __hash__(self):
         h = self._h
