@@ -6,7 +6,6 @@ import pytest
 
 import kernel as k
 from kernel import State
-from kernel.machine import proposal_of
 
 STRIPE = k.Capabilities(dedupes=True, queryable=True, dedup_window=60_000, lookup_lag=100)
 DEDUPE_ONLY = k.Capabilities(dedupes=True, queryable=False, dedup_window=60_000)
