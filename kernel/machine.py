@@ -62,7 +62,6 @@ from kernel.model import (
     State,
     Timing,
     View,
-    _flat,
     stale_premises,
 )
 from kernel.recovery import Decision, Lookup, decide, in_flight_bounded
@@ -597,49 +596,7 @@ def edges() -> list[tuple[str, str, str]]:
 
 
 def proposal_of(entry: Mapping[str, Any]) -> Proposal:
-    """Rebuild the proposal a PROPOSED entry recorded (raises KernelError if inconsistent).
-    A proposal is immutable: one rebuilt from an entry of flat members is remembered (made
-    from copies of them, so an entry edited later cannot change it), and an entry with the
-    same members (each value of the same type) gets it again."""
-    memo = _rebuilt_key(entry)
-    if memo is None:
-        return _rebuild(entry)
-    p = _REBUILT.get(memo)
-    if p is None:
-        key = entry["key"]
-        p = _rebuild({**entry, "payload": dict(entry["payload"]),
-                      "premises": dict(entry["premises"]),
-                      "key": None if key is None else dict(key)})
-        if len(_REBUILT) >= _REBUILT_MAX:
-            _REBUILT.clear()  # bounded
-        _REBUILT[memo] = p
-    return p
-
-
-# Proposals rebuilt from PROPOSED entries whose members are flat (a replay after every
-# restart, and every receipt, rebuilds the same few decisions over and over).
-_REBUILT: dict[tuple[Any, ...], Proposal] = {}
-_REBUILT_MAX = 4_096
-
-
-def _rebuilt_key(entry: Mapping[str, Any]) -> tuple[Any, ...] | None:
-    """Every member ``_rebuild`` reads, as (name, type, value) triples; None unless each is
-    a string or a flat dict (no coordination)."""
-    try:
-        names = (entry["lease"], entry["target"], entry["effect_id"], entry["payload_digest"])
-        key = entry["key"]
-        parts = (_flat(entry["payload"]), _flat(entry["premises"]),
-                 _flat(entry["capabilities"]), _flat(entry["timing"]),
-                 () if key is None else _flat(key))
-    except KeyError:
-        return None
-    if entry.get("coordination") is not None or any(part is None for part in parts) \
-            or any(type(n) is not str for n in names):
-        return None
-    return names, key is None, parts
-
-
-def _rebuild(entry: Mapping[str, Any]) -> Proposal:
+    """Rebuild the proposal a PROPOSED entry recorded (raises KernelError if inconsistent)."""
     caps = Capabilities(**entry["capabilities"])
     unit = entry.get("coordination")
     p = Proposal(payload=entry["payload"], premises=entry["premises"], lease=entry["lease"],

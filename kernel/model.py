@@ -184,19 +184,6 @@ _CHECKED: dict[tuple[Any, ...], tuple[str, str]] = {}
 _CHECKED_MAX = 4_096
 
 
-def _flat(value: Any) -> tuple[Any, ...] | None:
-    """A dict of strings, ints, bools and None as (name, type, value) triples; else None."""
-    if type(value) is not dict:
-        return None
-    out = []
-    for k, v in value.items():
-        kind = type(v)
-        if kind is not str and kind is not int and kind is not bool and v is not None:
-            return None
-        out.append((k, kind, v))
-    return tuple(out)
-
-
 def _memo_key(p: Proposal) -> tuple[Any, ...] | None:
     """The memo key of a proposal's checked values: the members of its payload, premises and
     key (dicts of strings, ints, bools and None) beside the exact types of their values, its

@@ -1,7 +1,8 @@
 """Project rules that code review would otherwise have to remember.
 
-- kernel/ is pure: it imports only the standard library's pure modules and rfc8785 (the
-  __main__ command line may read files). Checked by walking every import statement.
+- kernel/ is pure: it imports only the standard library's pure modules, rfc8785 and orjson
+  (two JSON codecs: no I/O, no clock, no randomness; the __main__ command line may read
+  files). Checked by walking every import statement.
 - The dependency direction of DESIGN.md section 3: each folder imports only the project
   folders its row allows (kernel nothing, gate kernel, spec kernel, sim kernel and faults,
   faults kernel, viewer kernel); run_all.py, examples/ and tests/ may import everything.
@@ -23,7 +24,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 ALLOWED = {"__future__", "ast", "collections", "copy", "dataclasses", "enum", "hashlib", "json",
-           "re", "typing", "rfc8785", "kernel"}
+           "re", "typing", "rfc8785", "orjson", "kernel"}
 CLI_ONLY = {"argparse", "sys", "pathlib", "time"}
 FORBIDDEN_CALLS = {"open", "print", "input"}
 
