@@ -418,7 +418,9 @@ class ExpressionCompiler:
                 test = f"({a} == {b} if {ca} is {cb} else _eq({a}, {b}))"
                 return test if op == "=" else f"(not {test})"
             if op in ("\\in", "\\notin") and isinstance(self.ns.get(b), frozenset):
-                test = f"({a} in {b} or _isin({a}, {b}))"
+                # inlined for a plain name only: anything else would be evaluated twice
+                test = f"({a} in {b} or _isin({a}, {b}))" if SIMPLE_CODE.match(a) \
+                    else f"_isin({a}, {b})"
                 return test if op == "\\in" else f"(not {test})"
             if op in ("\\in", "\\notin") and isinstance(self.ns.get(b), LazySet):
                 test = self.fnset_member_code(a, b) or f"{b}.contains({a})"

@@ -44,7 +44,7 @@ def worth(code):
 
 
 LOOP_WORTH = re.compile(r"_rt\.| for |\brec_|lambda|\benabled_")  # more than a lookup
-MEMO_USE = re.compile(r"\(x_(\d+)\[0\] if x_\1 else _rt\.once\(x_\1, lambda: .*\)\)$", re.S)
+MEMO_USE = re.compile(r"\(x_(\d+)\[0\] if x_\1 else \(x_\1\.append\(.*\) or x_\1\[0\]\)\)$", re.S)
 STATE_NAME = re.compile(r"(c_\d+|p_\d+_\w+)$")
 NEXT_NAME = re.compile(r"n_\d+$")
 
@@ -103,8 +103,7 @@ class LetMemo:
         elif memo.code != shape:
             return code
         memo.used = True
-        m = memo.name
-        return f"({m}[0] if {m} else _rt.once({m}, lambda: {code}))"
+        return memo_code(memo.name, code)
 
     def memo_locals(self, memos, cx):
         return cx.but(locals=cx.locals + tuple(m.name for m in memos)) if memos else cx
@@ -139,7 +138,7 @@ class LetMemo:
             name = self.fresh("x")
             reg.names.add(name)
             entry = reg.entries[shape] = [
-                name, code, 0, f"({name}[0] if {name} else _rt.once({name}, lambda: {code}))"]
+                name, code, 0, memo_code(name, code)]
         entry[2] += 2 if getattr(self, "frames", None) else 1  # kept if inside a binder
         return entry[3]
 
@@ -238,4 +237,6 @@ class Frame:
 
 
 def memo_code(name, code):
-    return f"({name}[0] if {name} else _rt.once({name}, lambda: {code}))"
+    """A mention of a memoised expression: its list's value, or the first evaluation
+    (appended, then read back: no function call of its own)."""
+    return f"({name}[0] if {name} else ({name}.append({code}) or {name}[0]))"

@@ -64,7 +64,7 @@ def mkset(items):
         first = {e.__class__: e for e in reversed(items)}
         if bool in first and int in first:
             check_comparable(first[bool], first[int])
-    if len(s) < 2:
+    if len(s) < 2 or len(set(map(type, s))) == 1:  # one class: one kind
         return s
     it = iter(s)
     first = next(it, None)
@@ -371,13 +371,6 @@ def choose_least(s):
     if not items:
         return choose(items, lambda x: True)  # TLC's error for the empty set
     return least(items)
-
-
-def once(memo, thunk):
-    """The first mention of a memoised LET definition: evaluate it and remember it."""
-    value = thunk()
-    memo.append(value)
-    return value
 
 
 def case_fail(where):

@@ -112,3 +112,16 @@ def test_constant_recursive_operators_remember_results(tmp_path, capsys):
     """
     assert run(tmp_path, body, NO_DEADLOCK + "INVARIANT Ok\n") == ("ok", None, 4)
     assert capsys.readouterr().out.count("loud") == 4
+
+
+def test_the_element_of_a_membership_test_is_evaluated_once(tmp_path, capsys):
+    """x \\in S for a constant S: x once, also when it is not in S (it used to be
+    computed again for the error check); PrintT shows how often."""
+    body = """
+    VARIABLE x
+    Init == x = 3
+    Next == UNCHANGED x
+    Inv == (IF PrintT(<<"probe", x>>) THEN x ELSE 0) \\notin {1, 2}
+    """
+    assert run(tmp_path, body, NO_DEADLOCK + "INVARIANT Inv\n") == ("ok", None, 1)
+    assert capsys.readouterr().out.count("probe") == 1
