@@ -520,6 +520,7 @@ def verify(text: str | bytes, now: int | None = None, expected_head: str | None 
 BLOCK = 1024  # lines the fast path parses in one call of orjson
 _SORTED_SAFE = orjson.OPT_SORT_KEYS | orjson.OPT_STRICT_INTEGER
 _HASH_KEY = b'"hash":"'
+_HASH_MEMBER = len(_HASH_KEY) + 64 + 2  # '"hash":"' + 64 hex digits + '",': what is cut
 _SCALARS = frozenset((str, int, bool, type(None)))
 
 
@@ -691,7 +692,7 @@ def _proven(parsed: list[Any], lines: list[str], at: int, seq: int, prev: str, l
             if data.count(_HASH_KEY) != 1:
                 return i - at
             cut = data.find(_HASH_KEY)
-            digest = sha256(data[:cut] + data[cut + 74:]).hexdigest()
+            digest = sha256(data[:cut] + data[cut + _HASH_MEMBER:]).hexdigest()
             ts = entry["ts"]
             if (type(entry["seq"]) is not int or entry["seq"] != seq or entry["prev"] != prev
                     or digest != entry["hash"] or type(ts) is not int or ts < last_ts

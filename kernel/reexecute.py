@@ -82,10 +82,8 @@ def _checked(entry: Entry, effect: Effect) -> tuple[Lease, dict[str, Any]]:
 
     The kernel records an unobserved fact as null; a null listed stale under a null premise
     can only have been unobserved, so it is rebuilt as absent."""
-    checks = entry.get("checks")
-    if checks is None:
-        checks = _need(entry, "checks", "the kernel records the lease and premise check it "
-                       "decided on (a missing check is not a dead lease)")
+    checks = _need(entry, "checks", "the kernel records the lease and premise check it "
+                   "decided on (a missing check is not a dead lease)")
     lease = checks["lease"]
     facts = checks["facts"]
     if checks["stale"]:
@@ -135,7 +133,6 @@ def _proposal(entry: Entry) -> Proposal:
     except (KernelError, TypeError, ValueError) as exc:
         raise Divergence("refused_proposal", "kind",
                          f"the kernel refuses this proposal: {exc}") from None
-
 
 
 class Context:
@@ -193,8 +190,6 @@ def _resubmit(effect: Effect | None, entry: Entry, ctx: Context) -> Event:
 
 def _authorize(effect: Effect | None, entry: Entry, ctx: Context) -> Event:
     assert effect is not None
-    if effect.proposal.coordination is None:
-        return Authorize(entry["ts"], *_checked(entry, effect))
     unit = _unit(effect, entry, ctx)
     if unit:
         unit["seq"] = ctx.seq
@@ -203,8 +198,6 @@ def _authorize(effect: Effect | None, entry: Entry, ctx: Context) -> Event:
 
 def _dispatch(effect: Effect | None, entry: Entry, ctx: Context) -> Event:
     assert effect is not None
-    if effect.proposal.coordination is None:
-        return Dispatch(entry["ts"], *_checked(entry, effect))
     return Dispatch(entry["ts"], *_checked(entry, effect), **_unit(effect, entry, ctx))
 
 
@@ -305,7 +298,8 @@ def _first_difference(expected: Mapping[str, Any], recorded: Mapping[str, Any],
 
 def _typed_alike(expected: Mapping[str, Any], entry: Entry) -> bool:
     """Whether every member of ``expected`` is in ``entry`` with a value equal by ``_same``
-    (a member that is the very same object is); one pass, the whole entry at once."""
+    (a member that is the very same object is); one pass, the whole entry at once. With
+    equal sizes, this is ``_same`` of two dicts."""
     for name, want in expected.items():
         got = entry.get(name, _ABSENT)
         if want is got:
@@ -333,19 +327,7 @@ def _same(a: Any, b: Any) -> bool:
     if kind is not type(b):
         return False
     if kind is dict:
-        for k, v in a.items():
-            w = b.get(k, _ABSENT)
-            if v is w:
-                continue
-            inner = type(v)
-            if inner is not type(w):
-                return False
-            if inner is dict or inner is list or inner is tuple:
-                if not _same(v, w):
-                    return False
-            elif v != w:
-                return False
-        return len(a) == len(b)
+        return len(a) == len(b) and _typed_alike(a, b)
     if kind is list or kind is tuple:
         return len(a) == len(b) and all(map(_same, a, b))
     return bool(a == b)
@@ -447,8 +429,5 @@ def reexecute(entries: Iterable[Entry]) -> dict[str, Effect]:
             d.line = entry["seq"] + 1
             d.explanation = f"line {d.line}: effect {eid[:12]}: {d.explanation}"
             raise
-        if ctx.folder is None:  # ctx.done(entry), inline: it runs once per entry
-            ctx.earlier.append(entry)
-        else:
-            ctx.folder.add(entry)
+        ctx.done(entry)
     return effects

@@ -170,7 +170,7 @@ class Summary:
         failing = []
         for name, cell in rec["cells"].items():
             system, tier = _split(name)
-            row = self.table.get(name) or self.row(name)
+            row = self.row(name)
             row["runs"] += 1
             took: list[str] | tuple[()] = ()
             if len(cell) > 4:
