@@ -584,20 +584,35 @@ MEMO_MAX = 100000
 
 def memo_wrapper(fname, params):
     """A constant-level recursive operator remembers its results by argument values
-    (forgotten all at once beyond MEMO_MAX; arguments that cannot be hashed skip it)."""
+    (forgotten all at once beyond MEMO_MAX; arguments that cannot be hashed skip it).
+    Each entry keeps its cost: the number of misses its computation took (itself and
+    the calls below it). A hit adds that cost to `saved`. When the memo fills up having
+    saved fewer than MEMO_MAX // 2 computations since it was last emptied (arguments
+    that rarely repeat, such as a function built anew in every state), keying every
+    call costs more than it saves: the operator's name is rebound to the raw function,
+    so later calls, the recursive ones included, go straight to it."""
     args = ", ".join(params)
     return "\n".join([
         f"def {fname}(s, {args}):",
+        f"    global {fname}_misses, {fname}_saved",
         f"    key = ({args},)",
         "    try:",
-        f"        return {fname}_memo[key]",
+        f"        value, cost = {fname}_memo[key]",
         "    except KeyError:",
         "        pass",
         "    except TypeError:",
         f"        return {fname}_raw(s, {args})",
+        "    else:",
+        f"        {fname}_saved += cost",
+        "        return value",
+        f"    before = {fname}_misses = {fname}_misses + 1",
         f"    value = {fname}_raw(s, {args})",
         f"    if len({fname}_memo) >= {MEMO_MAX}:",
         f"        {fname}_memo.clear()",
-        f"    {fname}_memo[key] = value",
+        f"        if {fname}_saved < {MEMO_MAX // 2}:",
+        f"            globals()[{fname!r}] = {fname}_raw",
+        f"        {fname}_saved = 0",
+        f"    {fname}_memo[key] = (value, {fname}_misses - before + 1)",
         "    return value",
-        f"{fname}_memo = {{}}"])
+        f"{fname}_memo = {{}}",
+        f"{fname}_misses = {fname}_saved = 0"])

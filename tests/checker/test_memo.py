@@ -5,7 +5,7 @@ remembered across the iterations of a quantifier, across the choices of a primed
 variable, or for a primed mention of the definition. Expected results worked out
 by hand.
 """
-from spec.checker import check
+from spec.checker import check, load
 
 from .conftest import write_spec
 
@@ -125,3 +125,34 @@ def test_the_element_of_a_membership_test_is_evaluated_once(tmp_path, capsys):
     """
     assert run(tmp_path, body, NO_DEADLOCK + "INVARIANT Inv\n") == ("ok", None, 1)
     assert capsys.readouterr().out.count("probe") == 1
+
+
+def test_a_memo_that_rarely_hits_is_dropped(tmp_path, monkeypatch):
+    """compiler.memo_wrapper, with a memo of 32 entries: Sum over a function built anew
+    in every state (6 misses per state, never a hit) goes to its raw function once the
+    memo fills up; Fib (a hit saves a whole subtree) keeps its memo when it fills up
+    (Fib(20 + x) adds one entry per state), or Fib(40) would take 10^8 calls. Values:
+    Sum([i \\in 1..5 |-> i + x], 1..5) = 15 + 5 * x, Fib(40) = 102334155; x = 0..20 is
+    21 states, no violation."""
+    from spec.checker import compiler, violated_invariants
+
+    monkeypatch.setattr(compiler, "MEMO_MAX", 32)
+    body = """
+    VARIABLE x
+    Init == x = 0
+    Next == x < 20 /\\ x' = x + 1
+    RECURSIVE Sum(_, _), Fib(_)
+    Sum(f, S) == IF S = {} THEN 0 ELSE LET e == CHOOSE e \\in S : TRUE
+                                       IN f[e] + Sum(f, S \\ {e})
+    Fib(n) == IF n < 2 THEN n ELSE Fib(n - 1) + Fib(n - 2)
+    Ok == Sum([i \\in 1..5 |-> i + x], 1..5) = 15 + 5 * x
+          /\\ Fib(20 + x) = IF x = 20 THEN 102334155 ELSE Fib(19 + x) + Fib(18 + x)
+    """
+    cfg = NO_DEADLOCK + "INVARIANT Ok\n"
+    assert run(tmp_path, body, cfg) == ("ok", None, 21)
+    m = load(*write_spec(tmp_path, body, cfg))
+    assert all(violated_invariants(m, (x,)) == [] for x in range(21))
+    ns = m.invariants[0][1].__globals__
+    names = {n.rsplit("_", 1)[0]: n for n in ns if n.startswith("rec_") and n[-1].isdigit()}
+    assert ns[names["rec_Sum"]] is ns[names["rec_Sum"] + "_raw"]
+    assert ns[names["rec_Fib"]] is not ns[names["rec_Fib"] + "_raw"]
