@@ -100,6 +100,8 @@ class ExpressionCompiler:
         items = [self.ex(i, env, cx) for i in node.items]
         if not items:
             return "frozenset()"
+        if len(items) == 1:  # one element: nothing for mkset to check
+            return f"frozenset(({items[0]},))"
         return "_rt.mkset((" + "".join(i + ", " for i in items) + "))"
 
     def ex_VerticalList(self, node, env, cx):

@@ -368,6 +368,9 @@ def least(items):
 def choose_least(s):
     """CHOOSE x \\in s : TRUE: the least element of s in TLC's order."""
     items = s if s.__class__ is frozenset else enum(s)
+    if len(items) == 1:
+        for x in items:
+            return x
     if not items:
         return choose(items, lambda x: True)  # TLC's error for the empty set
     return least(items)

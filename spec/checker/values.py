@@ -344,12 +344,13 @@ class RecFn:
         self._v = None
 
     def __call__(self, x):
-        memo = self.memo
-        if x in memo:
-            return memo[x]
+        try:
+            return self.memo[x]
+        except KeyError:
+            pass
         if not member(x, self.dom):
             raise TLAError(f"argument {show(x)} is outside the function's domain")
-        v = memo[x] = self.body(self, x)
+        v = self.memo[x] = self.body(self, x)
         return v
 
     def value(self):
