@@ -115,6 +115,30 @@ class LazySet:
         return len(enum(self))
 
 
+SEEN_MAX = 20000
+
+
+def remembered(contains):
+    """contains(self, x) of a record or function set, remembered per object x: type
+    invariants test the same objects state after state (a message carried along in a
+    set, the record of a process no step changed). The memo is keyed by id(x) and holds
+    x, so an id is never reused while its entry lives; it answers only for that very
+    object, never for an equal one (TRUE and 1 are equal to Python). Errors are not
+    remembered. Emptied beyond SEEN_MAX entries."""
+    def has(self, x):
+        seen = self._seen
+        hit = seen.get(id(x))
+        if hit is not None and hit[0] is x:
+            return hit[1]
+        value = contains(self, x)
+        if len(seen) >= SEEN_MAX:
+            seen.clear()
+        seen[id(x)] = (x, value)
+        return value
+    has.__doc__ = contains.__doc__
+    return has
+
+
 class InfiniteSet(LazySet):
     finite = False
 
@@ -216,6 +240,7 @@ class FnSet(LazySet):
         self.dom = dom
         self.cod = cod
         self._tuple_len = None
+        self._seen = {}
         self.finite = is_finite(dom) and (is_finite(cod) or not enum(dom))
 
     def shape(self):
@@ -229,6 +254,7 @@ class FnSet(LazySet):
             self._tuple_len = n if dom == frozenset(range(1, n + 1)) else -1
         return self._tuple_len
 
+    @remembered
     def contains(self, f):
         if f.__class__ is RecFn:
             f = f.value()
@@ -275,10 +301,12 @@ class RecSet(LazySet):
     def __init__(self, fields):
         self.fields = fields  # dict name -> set
         self.finite = all(is_finite(v) for v in fields.values())
+        self._seen = {}
 
     def shape(self):
         return ("[]", tuple(sorted(self.fields.items())))
 
+    @remembered
     def contains(self, r):
         if r.__class__ is not FnDict or set(r.d) != set(self.fields):
             return False

@@ -156,3 +156,27 @@ def test_a_memo_that_rarely_hits_is_dropped(tmp_path, monkeypatch):
     names = {n.rsplit("_", 1)[0]: n for n in ns if n.startswith("rec_") and n[-1].isdigit()}
     assert ns[names["rec_Sum"]] is ns[names["rec_Sum"] + "_raw"]
     assert ns[names["rec_Fib"]] is not ns[names["rec_Fib"] + "_raw"]
+
+
+def test_record_and_function_set_membership_per_object(tmp_path):
+    """values.remembered: a record set and a function set remember their answer per
+    object. msgs keeps its records from state to state (the same objects tested again)
+    and gains [t |-> "a", n |-> k] at each step; the record with n = 3 is outside
+    [t : {"a"}, n : 0..2], so TypeOK first fails in the state after k = 3 was added:
+    k = 0..4, a trace of 5 states. The function [i \\in {1, 2} |-> i * k] is outside
+    [{1, 2} -> 0..4] from k = 3 (2 * 3 = 6): 4 states and a trace of 4 for FnOK."""
+    body = """
+    VARIABLES msgs, k
+    Init == msgs = {} /\\ k = 0
+    Next == k < 6 /\\ k' = k + 1 /\\ msgs' = msgs \\cup {[t |-> "a", n |-> k]}
+    TypeOK == \\A m \\in msgs : m \\in [t : {"a"}, n : 0..2]
+    FnOK == [i \\in {1, 2} |-> i * k] \\in [{1, 2} -> 0..4]
+    """
+    spec, cfg = write_spec(tmp_path, body, NO_DEADLOCK + "INVARIANT TypeOK\n")
+    r = check(spec, cfg)
+    assert (r.result, r.violated, r.distinct_states, r.trace_length) == \
+        ("invariant", "TypeOK", 5, 5)
+    spec, cfg = write_spec(tmp_path, body, NO_DEADLOCK + "INVARIANT FnOK\n")
+    r = check(spec, cfg)
+    assert (r.result, r.violated, r.distinct_states, r.trace_length) == \
+        ("invariant", "FnOK", 4, 4)
