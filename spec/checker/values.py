@@ -374,8 +374,11 @@ def enum(s):
     """The elements of a set as a frozenset (error for non-sets/infinite sets)."""
     if s.__class__ is frozenset:
         return s
-    if isinstance(s, LazySet):
-        return s.enumerate()
+    if isinstance(s, LazySet):  # a lazy set is immutable: enumerated once, then remembered
+        got = s.__dict__.get("_elements")
+        if got is None:
+            got = s._elements = s.enumerate()
+        return got
     raise TLAError(f"expected a set, got {show(s)}")
 
 
