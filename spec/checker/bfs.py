@@ -140,11 +140,14 @@ class Explorer:
         except (TLAError,) + PY_ERRORS:
             return False
 
-    def in_model(self, parent, state):
+    def in_model(self, parent, state, stored=False):
+        """Do the constraints keep state (reached from parent)? stored: state is already
+        stored, so the state constraints, when they read nothing but the state, held."""
         m = self.model
-        for c in m.constraints:
-            if guarded(c, state) is not True:
-                return False
+        if not (stored and getattr(m, "constraints_pure", False)):
+            for c in m.constraints:
+                if guarded(c, state) is not True:
+                    return False
         if parent is not None:
             for a in m.action_constraints:
                 if guarded(a, parent, state) is not True:
@@ -190,6 +193,8 @@ class Explorer:
         states = self.states
         parents = self.parents
         constrained = bool(m.constraints or m.action_constraints)
+        action_constrained = bool(m.action_constraints)
+        skip = constrained and getattr(m, "constraints_pure", False)
         deadlock = m.check_deadlock
         keep = self.keep_edges
         level = m.compiler.tlc_level
@@ -254,20 +259,25 @@ class Explorer:
                 continue
             out_edges = [] if keep else None
             for t in succ:
-                if constrained and not self.in_model(s, t):
+                # a successor stored before (found as generated) skips the state constraints
+                got = (seen.get(t) if key is None else known.get(t)) if skip else None
+                if constrained and not ((got is not None and not action_constrained)
+                                        or self.in_model(s, t, got is not None)):
                     bad = self.first_bad_invariant(t)
                     if bad:
                         return ("invariant", bad, idx, t)
                     continue
                 n = len(states)
                 if key is None:
-                    got = seen.get(t)
+                    if got is None and not skip:
+                        got = seen.get(t)
                     if got is None:
                         t = share(t)
                         seen[t] = n
                 else:
                     t = share(t)
-                    got = known.get(t)
+                    if got is None and not skip:
+                        got = known.get(t)
                     if got is None:
                         k = key(t)
                         got = seen.get(k)

@@ -78,6 +78,7 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
         self.ns = {"_rt": rt, "_FnDict": FnDict, "_eq": rt.eq, "_isin": rt.isin, "_ap": rt.ap,
                    "_enum": enum_fast, "_TLAError": TLAError, "TLCGet": None}
         self.counter = 0
+        self.sources = {}  # name -> source of every function built (effect_free reads it)
         self.const_cache = {}
         self.rec_ops = {}
         self.pure_recs = set()  # recursive operators whose calls are memoised
@@ -115,7 +116,24 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
         except SyntaxError as exc:  # a bug in the generator, reported plainly
             raise TLAError(f"internal code generation error in {name}: {exc}") from None
         exec(code, self.ns)
+        self.sources[name] = src
         return self.ns[name]
+
+    def effect_free(self, fn):
+        """Does the compiled unit fn (and every unit it calls) read nothing but its
+        arguments: no TLCGet or level, no random choice, no printing or files? Its
+        result is then a function of the state alone."""
+        todo, done = [fn.__name__], set()
+        while todo:
+            name = todo.pop()
+            if name in done:
+                continue
+            done.add(name)
+            src = self.sources.get(name)
+            if src is None or IMPURE.search(src):
+                return False
+            todo.extend(n for n in set(NAMES.findall(src)) if n in self.sources)
+        return True
 
     def unpack(self, hoist=True):
         n = len(self.var_names)
@@ -579,6 +597,7 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
 
 IMPURE = re.compile(r"_rt\.(tlc_print|random|fail|\w*json)|_rt_tlcget|_tlc_level")
 REC_CALL = re.compile(r"\b(rec_\w+?)\(")
+NAMES = re.compile(r"\b[A-Za-z_]\w*\b")
 MEMO_MAX = 100000
 
 
