@@ -60,6 +60,17 @@ __all__ = ["Compiler", "NeedsState", "name_of", "BUILTIN_FUNCS", "BUILTIN_HIGHER
            "BUILTIN_VALUES"]
 
 
+class ConstKey(str):
+    """A hoisted key that is an injected constant, written as its name (the text held
+    starts with a space, so it never equals a record field's name)."""
+
+    def __new__(cls, name):
+        return str.__new__(cls, " " + name)
+
+    def __repr__(self):
+        return self[1:]
+
+
 def op_key(ref):
     """What identifies an operator argument: the definition or LAMBDA it stands for."""
     target = ref
@@ -205,6 +216,15 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
         if found is not None and VAR_CODE.match(f) and FIELD_KEY.match(key):
             slot = (int(f[2:]), key[1:-1])  # a record field of a state variable
             return found.setdefault(slot, f"p_{slot[0]}_{len(found)}_{slot[1]}")
+        if key.startswith("K") and key in self.ns and self.ns[key].__class__ is not int:
+            # a constant key that is no number (a model value, a string...): f is a
+            # function stored as a dict, looked up directly
+            if found is not None and VAR_CODE.match(f):
+                slot = (int(f[2:]), ConstKey(key))
+                return found.setdefault(slot, f"p_{slot[0]}_{len(found)}_k")
+            if f.isidentifier():
+                return f"({f}.d[{key}] if {f}.__class__ is _FnDict and {key} in {f}.d " \
+                       f"else _ap({f}, {key}))"
         return apply_code(f, key)
 
     # --- units ------------------------------------------------------------
