@@ -196,7 +196,10 @@ class SubsetSet(LazySet):
     def contains(self, x):
         if not is_set(x):
             return False
-        return all(member(e, self.base) for e in enum(x))
+        base = self.base
+        if x.__class__ is frozenset and base.__class__ is frozenset and x <= base:
+            return True  # else element by element, for TLC's errors
+        return all(member(e, base) for e in enum(x))
 
     def enumerate(self):
         items = list(enum(self.base))
@@ -209,7 +212,33 @@ class SubsetSet(LazySet):
         return 1 << size(self.base)
 
 
-class FnSet(LazySet):
+MEMBER_MEMO_MAX = 100000
+
+
+class Remembered(LazySet):
+    """A set whose membership test of a function (tuple or dict) is remembered by value:
+    states share their unchanged parts, so a type invariant `x \\in [S -> [T -> U]]`
+    re-tests only what a step changed (forgotten all at once beyond MEMBER_MEMO_MAX)."""
+
+    def contains(self, x):
+        if x.__class__ is not FnDict and x.__class__ is not tuple:
+            return self.test(x)
+        memo = self.__dict__.get("_memo")
+        if memo is None:
+            memo = self._memo = {}
+        try:
+            got = memo.get(x)
+        except TLAError:  # a part that cannot be hashed (a function over Nat...)
+            return self.test(x)
+        if got is None:
+            got = self.test(x)
+            if len(memo) >= MEMBER_MEMO_MAX:
+                memo.clear()
+            memo[x] = got
+        return got
+
+
+class FnSet(Remembered):
     """[S -> T]."""
 
     def __init__(self, dom, cod):
@@ -229,7 +258,7 @@ class FnSet(LazySet):
             self._tuple_len = n if dom == frozenset(range(1, n + 1)) else -1
         return self._tuple_len
 
-    def contains(self, f):
+    def test(self, f):
         if f.__class__ is RecFn:
             f = f.value()
         if f.__class__ is tuple:
@@ -269,7 +298,7 @@ class FnSet(LazySet):
         return size(self.cod) ** size(self.dom)
 
 
-class RecSet(LazySet):
+class RecSet(Remembered):
     """[a : S, b : T]."""
 
     def __init__(self, fields):
@@ -279,10 +308,11 @@ class RecSet(LazySet):
     def shape(self):
         return ("[]", tuple(sorted(self.fields.items())))
 
-    def contains(self, r):
-        if r.__class__ is not FnDict or set(r.d) != set(self.fields):
+    def test(self, r):
+        if r.__class__ is not FnDict or r.d.keys() != self.fields.keys():
             return False
-        return all(member(r.d[k], s) for k, s in self.fields.items())
+        d = r.d
+        return all(member(d[k], s) for k, s in self.fields.items())
 
     def enumerate(self):
         names = list(self.fields)
