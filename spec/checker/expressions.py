@@ -28,7 +28,7 @@ from .codegen import (
 from .errors import TLAError
 from .frontend import canonical_op, pos
 from .scope import ConstB, DefB, InstB, LocalB
-from .values import STRING, FnSet, LazySet
+from .values import STRING, FnSet, LazySet, RecSet, SubsetSet, enum
 
 
 class ExpressionCompiler:
@@ -414,6 +414,7 @@ class ExpressionCompiler:
                 test = f"(not {v} if {v}.__class__ is frozenset else _eq({a}, {b}))"
                 return test if op == "=" else f"(not {test})"
             if op in ("=", "#") and SIMPLE_CODE.match(a) and SIMPLE_CODE.match(b):
+                a, b = self.as_frozenset(a), self.as_frozenset(b)
                 ca, cb = class_code(a, self.ns), class_code(b, self.ns)
                 test = f"({a} == {b} if {ca} is {cb} else _eq({a}, {b}))"
                 return test if op == "=" else f"(not {test})"
@@ -485,6 +486,17 @@ class ExpressionCompiler:
             return f"({x} in {s} or _isin({x}, {s}))"
         return f"_isin({x}, {s})"
 
+    def as_frozenset(self, code):
+        """A constant finite lazy set (a record set, [S -> T], SUBSET S) compared with `=`
+        is compared as its elements, so that the comparison is one of two frozensets."""
+        value = self.ns.get(code) if code.startswith("K") else None
+        if not isinstance(value, LazySet) or not small_set(value):
+            return code
+        try:
+            return self.inject(enum(value), "elems")
+        except TLAError:
+            return code
+
     def fnset_member_code(self, a, b):
         """x \\in [1..n -> C] for a constant function set: an unrolled tuple test."""
         value = self.ns[b]
@@ -526,3 +538,23 @@ class ExpressionCompiler:
             return ", ".join(("s",) + tuple(n for n in cx.locals if n in mentioned))
         self.unit(fname, params, body, self.unpack())
         return f"{fname}({params()})"
+
+
+def small_set(s, limit=4096):
+    """Is s a finite set of at most `limit` elements, told without enumerating it?"""
+    c = s.__class__
+    if c is frozenset:
+        return len(s) <= limit
+    if c is SubsetSet:
+        return s.finite and small_set(s.base, 12) and 2 ** len(enum(s.base)) <= limit
+    if c is FnSet or c is RecSet:
+        parts = [s.dom, s.cod] if c is FnSet else list(s.fields.values())
+        if not (s.finite and all(small_set(p, limit) for p in parts)):
+            return False
+        sizes = [len(enum(p)) for p in parts]
+        total = sizes[1] ** sizes[0] if c is FnSet else 1
+        if c is RecSet:
+            for n in sizes:
+                total *= n
+        return total <= limit
+    return False
