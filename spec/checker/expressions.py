@@ -403,6 +403,9 @@ class ExpressionCompiler:
                     and canonical_op(args[1].operator) == "DOMAIN" and args[1].arguments:
                 a, f = (self.ex(x, env, cx) for x in (args[0], args[1].arguments[0]))
                 test = f"_rt.in_dom({a}, {f})"
+                if f.isidentifier() and (a.isidentifier() or a.isdigit()):  # a sequence, inline
+                    kind = "" if a.isdigit() else f" and {a}.__class__ is int"
+                    test = f"(0 < {a} <= len({f}) if {f}.__class__ is tuple{kind} else {test})"
                 return test if op == "\\in" else f"(not {test})"
             if op in ("\\in", "\\notin"):
                 test = self.member_code(args[0], args[1], env, cx)
