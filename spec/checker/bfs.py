@@ -75,15 +75,23 @@ def located(exc, what, where):
     return exc
 
 
-def sharer(n):
-    """share(state): the state rebuilt from one stored copy of each variable's value."""
+def sharer(n, parent=False):
+    """share(state): the state rebuilt from one stored copy of each variable's value.
+    With parent=True, share(state, parent): a value that is the parent's own object (a
+    variable the step left alone) is kept without a look-up, the parent being shared."""
     pools = [{} for _ in range(n)]
     names = [f"v{i}" for i in range(n)]
     args = ", ".join(f"d{i}=pools[{i}].setdefault" for i in range(n))
-    body = ", ".join(f"d{i}({v}, {v})" for i, v in enumerate(names))
-    unpack = ", ".join(names) + ("," if n == 1 else "")
-    src = (f"def share(t, {args}):\n    {unpack} = t\n    return ({body}{',' if n == 1 else ''})"
-           if n else "def share(t):\n    return t")
+    comma = "," if n == 1 else ""
+    if parent:
+        body = ", ".join(f"{v} if {v} is p{i} else d{i}({v}, {v})" for i, v in enumerate(names))
+        head = f"def share(t, p, {args}):\n    {', '.join(names)}{comma} = t\n" \
+               f"    {', '.join(f'p{i}' for i in range(n))}{comma} = p\n"
+    else:
+        body = ", ".join(f"d{i}({v}, {v})" for i, v in enumerate(names))
+        head = f"def share(t, {args}):\n    {', '.join(names)}{comma} = t\n"
+    src = f"{head}    return ({body}{comma})" if n else \
+        "def share(t, p=None):\n    return t"
     scope = {"pools": pools}
     exec(src, scope)
     return scope["share"]
@@ -140,11 +148,14 @@ class Explorer:
         except (TLAError,) + PY_ERRORS:
             return False
 
-    def in_model(self, parent, state):
+    def in_model(self, parent, state, stored=False):
+        """Do the constraints keep state (reached from parent)? stored: state is already
+        stored, so the state constraints, when they read nothing but the state, held."""
         m = self.model
-        for c in m.constraints:
-            if guarded(c, state) is not True:
-                return False
+        if not (stored and getattr(m, "constraints_pure", False)):
+            for c in m.constraints:
+                if guarded(c, state) is not True:
+                    return False
         if parent is not None:
             for a in m.action_constraints:
                 if guarded(a, parent, state) is not True:
@@ -190,6 +201,8 @@ class Explorer:
         states = self.states
         parents = self.parents
         constrained = bool(m.constraints or m.action_constraints)
+        action_constrained = bool(m.action_constraints)
+        skip = constrained and getattr(m, "constraints_pure", False)
         deadlock = m.check_deadlock
         keep = self.keep_edges
         level = m.compiler.tlc_level
@@ -202,7 +215,7 @@ class Explorer:
         emit = succ.append
         fast = not constrained and key is None and not keep
         known = self.known
-        share = sharer(len(m.var_names))
+        share = sharer(len(m.var_names), parent=True)
         if fast:  # a set is enough: a state's index is its position in `states`
             seen = self.seen = set(seen)
             add = seen.add
@@ -231,7 +244,7 @@ class Explorer:
                 for t in succ:
                     if t in seen:
                         continue
-                    t = share(t)
+                    t = share(t, s)
                     add(t)
                     if inv_all is not None:
                         try:
@@ -254,21 +267,26 @@ class Explorer:
                 continue
             out_edges = [] if keep else None
             for t in succ:
-                if constrained and not self.in_model(s, t):
+                # a successor stored before (found as generated) skips the state constraints
+                got = (seen.get(t) if key is None else known.get(t)) if skip else None
+                if constrained and not ((got is not None and not action_constrained)
+                                        or self.in_model(s, t, got is not None)):
                     bad = self.first_bad_invariant(t)
                     if bad:
                         return ("invariant", bad, idx, t)
                     continue
                 n = len(states)
                 if key is None:
-                    got = seen.get(t)
+                    if got is None and not skip:
+                        got = seen.get(t)
                     if got is None:
-                        t = share(t)
+                        t = share(t, s)
                         seen[t] = n
                 else:
-                    t = share(t)
-                    got = known.get(t)
-                    if got is None:
+                    if got is None and not skip:
+                        got = known.get(t)
+                    if got is None:  # shared first: the symmetry key remembers values by id
+                        t = share(t, s)
                         k = key(t)
                         got = seen.get(k)
                         if got is None:

@@ -60,6 +60,17 @@ __all__ = ["Compiler", "NeedsState", "name_of", "BUILTIN_FUNCS", "BUILTIN_HIGHER
            "BUILTIN_VALUES"]
 
 
+class ConstKey(str):
+    """A hoisted key that is an injected constant, written as its name (the text held
+    starts with a space, so it never equals a record field's name)."""
+
+    def __new__(cls, name):
+        return str.__new__(cls, " " + name)
+
+    def __repr__(self):
+        return self[1:]
+
+
 def op_key(ref):
     """What identifies an operator argument: the definition or LAMBDA it stands for."""
     target = ref
@@ -78,6 +89,7 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
         self.ns = {"_rt": rt, "_FnDict": FnDict, "_eq": rt.eq, "_isin": rt.isin, "_ap": rt.ap,
                    "_enum": enum_fast, "_TLAError": TLAError, "TLCGet": None}
         self.counter = 0
+        self.sources = {}  # name -> source of every function built (effect_free reads it)
         self.const_cache = {}
         self.rec_ops = {}
         self.pure_recs = set()  # recursive operators whose calls are memoised
@@ -115,7 +127,24 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
         except SyntaxError as exc:  # a bug in the generator, reported plainly
             raise TLAError(f"internal code generation error in {name}: {exc}") from None
         exec(code, self.ns)
+        self.sources[name] = src
         return self.ns[name]
+
+    def effect_free(self, fn):
+        """Does the compiled unit fn (and every unit it calls) read nothing but its
+        arguments: no TLCGet or level, no random choice, no printing or files? Its
+        result is then a function of the state alone."""
+        todo, done = [fn.__name__], set()
+        while todo:
+            name = todo.pop()
+            if name in done:
+                continue
+            done.add(name)
+            src = self.sources.get(name)
+            if src is None or IMPURE.search(src):
+                return False
+            todo.extend(n for n in set(NAMES.findall(src)) if n in self.sources)
+        return True
 
     def unpack(self, hoist=True):
         n = len(self.var_names)
@@ -187,6 +216,15 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
         if found is not None and VAR_CODE.match(f) and FIELD_KEY.match(key):
             slot = (int(f[2:]), key[1:-1])  # a record field of a state variable
             return found.setdefault(slot, f"p_{slot[0]}_{len(found)}_{slot[1]}")
+        if key.startswith("K") and key in self.ns and self.ns[key].__class__ is not int:
+            # a constant key that is no number (a model value, a string...): f is a
+            # function stored as a dict, looked up directly
+            if found is not None and VAR_CODE.match(f):
+                slot = (int(f[2:]), ConstKey(key))
+                return found.setdefault(slot, f"p_{slot[0]}_{len(found)}_k")
+            if f.isidentifier():
+                return f"({f}.d[{key}] if {f}.__class__ is _FnDict and {key} in {f}.d " \
+                       f"else _ap({f}, {key}))"
         return apply_code(f, key)
 
     # --- units ------------------------------------------------------------
@@ -579,6 +617,7 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
 
 IMPURE = re.compile(r"_rt\.(tlc_print|random|fail|\w*json)|_rt_tlcget|_tlc_level")
 REC_CALL = re.compile(r"\b(rec_\w+?)\(")
+NAMES = re.compile(r"\b[A-Za-z_]\w*\b")
 MEMO_MAX = 100000
 
 

@@ -28,7 +28,7 @@ from .codegen import (
 from .errors import TLAError
 from .frontend import canonical_op, pos
 from .scope import ConstB, DefB, InstB, LocalB
-from .values import STRING, FnSet, LazySet
+from .values import STRING, FnSet, LazySet, RecSet, SubsetSet, enum
 
 
 class ExpressionCompiler:
@@ -405,6 +405,9 @@ class ExpressionCompiler:
                     and canonical_op(args[1].operator) == "DOMAIN" and args[1].arguments:
                 a, f = (self.ex(x, env, cx) for x in (args[0], args[1].arguments[0]))
                 test = f"_rt.in_dom({a}, {f})"
+                if f.isidentifier() and (a.isidentifier() or a.isdigit()):  # a sequence, inline
+                    kind = "" if a.isdigit() else f" and {a}.__class__ is int"
+                    test = f"(0 < {a} <= len({f}) if {f}.__class__ is tuple{kind} else {test})"
                 return test if op == "\\in" else f"(not {test})"
             if op in ("\\in", "\\notin"):
                 test = self.member_code(args[0], args[1], env, cx)
@@ -416,6 +419,7 @@ class ExpressionCompiler:
                 test = f"(not {v} if {v}.__class__ is frozenset else _eq({a}, {b}))"
                 return test if op == "=" else f"(not {test})"
             if op in ("=", "#") and SIMPLE_CODE.match(a) and SIMPLE_CODE.match(b):
+                a, b = self.as_frozenset(a), self.as_frozenset(b)
                 ca, cb = class_code(a, self.ns), class_code(b, self.ns)
                 test = f"({a} == {b} if {ca} is {cb} else _eq({a}, {b}))"
                 return test if op == "=" else f"(not {test})"
@@ -487,6 +491,17 @@ class ExpressionCompiler:
             return f"({x} in {s} or _isin({x}, {s}))"
         return f"_isin({x}, {s})"
 
+    def as_frozenset(self, code):
+        """A constant finite lazy set (a record set, [S -> T], SUBSET S) compared with `=`
+        is compared as its elements, so that the comparison is one of two frozensets."""
+        value = self.ns.get(code) if code.startswith("K") else None
+        if not isinstance(value, LazySet) or not small_set(value):
+            return code
+        try:
+            return self.inject(enum(value), "elems")
+        except TLAError:
+            return code
+
     def fnset_member_code(self, a, b):
         """x \\in [1..n -> C] for a constant function set: an unrolled tuple test."""
         value = self.ns[b]
@@ -528,3 +543,23 @@ class ExpressionCompiler:
             return ", ".join(("s",) + tuple(n for n in cx.locals if n in mentioned))
         self.unit(fname, params, body, self.unpack())
         return f"{fname}({params()})"
+
+
+def small_set(s, limit=4096):
+    """Is s a finite set of at most `limit` elements, told without enumerating it?"""
+    c = s.__class__
+    if c is frozenset:
+        return len(s) <= limit
+    if c is SubsetSet:
+        return s.finite and small_set(s.base, 12) and 2 ** len(enum(s.base)) <= limit
+    if c is FnSet or c is RecSet:
+        parts = [s.dom, s.cod] if c is FnSet else list(s.fields.values())
+        if not (s.finite and all(small_set(p, limit) for p in parts)):
+            return False
+        sizes = [len(enum(p)) for p in parts]
+        total = sizes[1] ** sizes[0] if c is FnSet else 1
+        if c is RecSet:
+            for n in sizes:
+                total *= n
+        return total <= limit
+    return False

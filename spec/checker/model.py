@@ -237,6 +237,7 @@ class Model:
             self.init_fn = lambda s, emit: None
             self.next_fn = self.next_labeled = lambda s, emit: None
             self.invariants, self.constraints, self.action_constraints = [], [], []
+            self.constraints_pure = True
             self.view_fn, self.symmetry, self.check_deadlock = None, [], False
             cfg.properties = []
             return
@@ -253,6 +254,8 @@ class Model:
         self.action_constraints = [
             c.transition_function(ref_node(n), self.env)
             for n in cfg.action_constraints if self.definition(n, "ACTION_CONSTRAINT")]
+        # the state constraints depend on the state alone: a state stored once passes again
+        self.constraints_pure = all(c.effect_free(f) for f in self.constraints)
         self.view_fn = None
         if cfg.view:
             self.definition(cfg.view, "VIEW")

@@ -283,6 +283,15 @@ def in_domain(f, k):
 def except_(f, path, update):
     """[f EXCEPT ![k1][k2]... = update(@)]; keys outside the domain leave f unchanged."""
     k = path[0]
+    c = f.__class__
+    if c is FnDict:  # the common case first, without the general helpers
+        d = f.d
+        if k not in d:
+            return f
+        new = update(d[k]) if len(path) == 1 else except_(d[k], path[1:], update)
+        d = d.copy()
+        d[k] = new
+        return FnDict(d)
     if not in_domain(f, k):
         return f
     old = ap(f, k)

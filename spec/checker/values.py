@@ -220,7 +220,10 @@ class SubsetSet(LazySet):
     def contains(self, x):
         if not is_set(x):
             return False
-        return all(member(e, self.base) for e in enum(x))
+        base = self.base
+        if x.__class__ is frozenset and base.__class__ is frozenset and x <= base:
+            return True  # else element by element, for TLC's errors
+        return all(member(e, base) for e in enum(x))
 
     def enumerate(self):
         items = list(enum(self.base))
@@ -308,9 +311,10 @@ class RecSet(LazySet):
 
     @remembered
     def contains(self, r):
-        if r.__class__ is not FnDict or set(r.d) != set(self.fields):
+        if r.__class__ is not FnDict or r.d.keys() != self.fields.keys():
             return False
-        return all(member(r.d[k], s) for k, s in self.fields.items())
+        d = r.d
+        return all(member(d[k], s) for k, s in self.fields.items())
 
     def enumerate(self):
         names = list(self.fields)
@@ -403,8 +407,11 @@ def enum(s):
     """The elements of a set as a frozenset (error for non-sets/infinite sets)."""
     if s.__class__ is frozenset:
         return s
-    if isinstance(s, LazySet):
-        return s.enumerate()
+    if isinstance(s, LazySet):  # a lazy set is immutable: enumerated once, then remembered
+        got = s.__dict__.get("_elements")
+        if got is None:
+            got = s._elements = s.enumerate()
+        return got
     raise TLAError(f"expected a set, got {show(s)}")
 
 
