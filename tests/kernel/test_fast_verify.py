@@ -202,7 +202,7 @@ def _proven_from(lines: list[str], at: int) -> int:
     parsed = journal._parse_block(block)
     if parsed is None:
         return 0
-    return journal._proven(parsed, block, at - start, at, *_prev_and_ts(lines, at), None, set())
+    return journal._proven(parsed, block, at - start, at, *_prev_and_ts(lines, at), None, {})
 
 
 # Sound lines the fast path must leave to the exact path (or prove with the same entry).
@@ -272,7 +272,7 @@ def test_a_sound_journal_is_proven_by_the_fast_path_block_by_block() -> None:
         block = lines[start:start + BLOCK]
         parsed = journal._parse_block(block)
         assert parsed is not None, start
-        assert journal._proven(parsed, block, 0, start, prev, ts, None, set()) == len(block)
+        assert journal._proven(parsed, block, 0, start, prev, ts, None, {}) == len(block)
         prev, ts = parsed[-1]["hash"], parsed[-1]["ts"]
     fast, reference = verify(text), verify(text, fast=False)
     assert fast.valid is True and fast.as_json() == reference.as_json()
@@ -349,7 +349,7 @@ def _plain(entry: dict[str, Any]) -> bool:
     chained = all(journal._hex64(entry.get(name)) for name in ("prev", "hash")) and all(
         journal._nat(entry.get(name)) for name in ("seq", "ts"))
     try:
-        return chained and journal._plain_fields(entry, set())
+        return chained and journal._plain_fields(entry, {})
     except (KeyError, TypeError):  # what _proven reads as "not proven"
         return False
 
