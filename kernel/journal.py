@@ -608,20 +608,33 @@ def _plain_nested(fields: dict[str, Any], optional: dict[str, Any]) -> Any:
 
 
 def _remembered(check: Any) -> Any:
-    """``check``, answered from memory for a value whose orjson text it passed before (the
-    text determines the value, types included); short texts only, at most 4,096."""
-    passed: set[bytes] = set()
+    """``check`` as a function that returns the value that passed it (None: not proven),
+    answered from memory for a value whose orjson text passed before (the text determines
+    the value, types included): then it returns the equal value first seen with that text,
+    which the entry holds from then on, so that a record recurring in a journal (a lease
+    check, a proposal's capabilities) is kept once. Short texts only, at most 4,096."""
+    passed: dict[bytes, Any] = {}
 
-    def ok(v: Any) -> bool:
+    def shared(v: Any) -> Any:
         text = orjson.dumps(v)
-        if text in passed:
-            return True
+        same = passed.get(text)
+        if same is not None:
+            return same
         if not check(v):
-            return False
+            return None
         if len(text) <= 1024 and len(passed) < 4096:
-            passed.add(text)
-        return True
-    return ok
+            passed[text] = v
+        return v
+    return shared
+
+
+def _shared(entry: dict[str, Any], name: str) -> bool:
+    """Whether entry[name] passes its remembered check; it then holds the shared value."""
+    same = _PLAIN[name](entry[name])
+    if same is None:
+        return False
+    entry[name] = same
+    return True
 
 
 # The free-form values must be plain (_plain_value) and the records nested in an entry are
@@ -631,26 +644,33 @@ _PLAIN = {"payload": _plain_value, "key": _plain_value, "premises": _remembered(
           "checks": _remembered(_plain_checks),
           "capabilities": _remembered(_plain_nested(CAPABILITY_FIELDS, OPTIONAL_CAPABILITIES)),
           "timing": _remembered(_plain_nested(TIMING_FIELDS, {}))}
-_checks_record = _PLAIN["checks"]
+_CONTEXT = ("capabilities", "lease", "premises", "target", "timing")
 # A proposal's members that recur from one proposal to the next, checked together.
 _proposal_context = _remembered(lambda members: (
-    _PLAIN["capabilities"](members[0]) and type(members[1]) is str
-    and _PLAIN["premises"](members[2]) and type(members[3]) is str
-    and _PLAIN["timing"](members[4])))
+    _PLAIN["capabilities"](members[0]) is not None and type(members[1]) is str
+    and _PLAIN["premises"](members[2]) is not None and type(members[3]) is str
+    and _PLAIN["timing"](members[4]) is not None))
+
+
+def _proposal_shared(entry: dict[str, Any]) -> bool:
+    """Whether a proposal's recurring members pass; they are then the shared values."""
+    same = _proposal_context(tuple(entry[name] for name in _CONTEXT))
+    if same is None:
+        return False
+    entry.update(zip(_CONTEXT, same))
+    return True
 
 
 # Each kind's required members (KINDS), checked in one expression; its optional ones.
 _PLAIN_REQUIRED: dict[str, Any] = {
     "PROPOSED": lambda e: (_hex64(e["payload_digest"]) and _plain_value(e["payload"])
-                           and _plain_value(e["key"]) and _proposal_context(
-                               (e["capabilities"], e["lease"], e["premises"], e["target"],
-                                e["timing"]))),
-    "AUTHORIZED": lambda e: _checks_record(e["checks"]),
+                           and _plain_value(e["key"]) and _proposal_shared(e)),
+    "AUTHORIZED": lambda e: _shared(e, "checks"),
     "DISPATCHED": lambda e: (type(a := e["attempt"]) is int and a > 0
                              and e["phase"] in ("dispatch", "recovery")
                              and type(d := e["deadline"]) is int is type(c := e["claim_until"])
                              is type(f := e["first_sent_at"]) and min(d, c, f) >= 0
-                             and _checks_record(e["checks"])),
+                             and _shared(e, "checks")),
     "COMMITTED": lambda e: e["via"] in ("ack", "lookup", "verification"),
     "LANDED": lambda e: e["via"] in ("ack", "lookup"),
     "VERIFIED": lambda e: e["result"] == "could_not_run",
