@@ -308,6 +308,41 @@ def except_(f, path, update):
     return FnDict(d)
 
 
+def except_many(f, prefix, lasts):
+    """[f EXCEPT !p!l1 = u1(@), !p!l2 = u2(@), ...] for clauses sharing the key path p
+    (a tuple of keys): one walk down p and one copy of each function on it, the updates
+    applied in order to one copy of the innermost function, where except_ would copy
+    the whole path once per clause. lasts: ((l1, u1), (l2, u2), ...). Any level that is
+    not an FnDict holding its key is left to except_, clause by clause (the same answer:
+    EXCEPT never changes a domain, so every clause walks the same path)."""
+    chain = []
+    g = f
+    for k in prefix:
+        if g.__class__ is not FnDict or k not in g.d:
+            break
+        chain.append(g)
+        g = g.d[k]
+    else:
+        if g.__class__ is FnDict:
+            d = None
+            for k, update in lasts:
+                if k in g.d:  # as except_: a key outside the domain changes nothing
+                    if d is None:
+                        d = dict(g.d)
+                    d[k] = update(d[k])
+            if d is None:
+                return f
+            new = FnDict(d)
+            for parent, k in zip(reversed(chain), reversed(prefix)):
+                d = dict(parent.d)
+                d[k] = new
+                new = FnDict(d)
+            return new
+    for k, update in lasts:
+        f = except_(f, prefix + (k,), update)
+    return f
+
+
 def at_put(f, k, new):
     """[f EXCEPT ![k] = new] for one key."""
     if f.__class__ is tuple:
