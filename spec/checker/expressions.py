@@ -55,6 +55,7 @@ class ExpressionCompiler:
                 memo = self.unit_memo(code, cx)
                 if memo is not code:
                     return memo
+                code = self.const_memo(code, cx)
             return self.loop_memo(code, cx)
         return code
 
@@ -262,6 +263,8 @@ class ExpressionCompiler:
                     if name_of(t) == "Tuple":
                         tmp = self.fresh("tup")
                         pys = [self.fresh("b_" + i.operator) for i in t.items]
+                        for py in pys:
+                            self.note_const_bound(py, s)
                         headers.append(f"for {tmp} in _enum({s})")
                         headers.append(f"for ({', '.join(pys)},) in ({tmp},)")
                         for i, py in zip(t.items, pys, strict=False):
@@ -269,6 +272,7 @@ class ExpressionCompiler:
                         locals_ += tuple(pys) + (tmp,)
                     else:
                         py = self.fresh("b_" + t.operator)
+                        self.note_const_bound(py, s)
                         it = s if isinstance(self.ns.get(s), frozenset) else f"_enum({s})"
                         if s.startswith("_rt.interval("):
                             it = "_rt.irange(" + s[len("_rt.interval("):]

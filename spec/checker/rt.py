@@ -6,6 +6,7 @@ TLC's kind checks, function application, EXCEPT, set construction, the
 standard-module operators. Every failure raises TLAError.
 """
 from itertools import permutations as _perms
+from operator import is_ as operator_is
 
 from .errors import TLAError
 from .values import (
@@ -306,6 +307,40 @@ def except_(f, path, update):
     d = dict(f.d)
     d[k] = new
     return FnDict(d)
+
+
+IDENTITY_MAX = 20000
+
+
+def by_identity(fn, n):
+    """fn (of n arguments), remembered by the identities of its arguments: an entry holds
+    the argument objects themselves, so an id is never reused while it lives, and answers
+    only for those very objects, never for equal ones (TRUE and 1 are equal to Python).
+    Errors are not remembered. Emptied beyond IDENTITY_MAX entries."""
+    seen = {}
+    if n == 1:
+        def one(a):
+            hit = seen.get(id(a))
+            if hit is not None and hit[0] is a:
+                return hit[1]
+            value = fn(a)
+            if len(seen) >= IDENTITY_MAX:
+                seen.clear()
+            seen[id(a)] = (a, value)
+            return value
+        return one
+
+    def many(*args):
+        key = tuple(map(id, args))
+        hit = seen.get(key)
+        if hit is not None and all(map(operator_is, hit[0], args)):
+            return hit[1]
+        value = fn(*args)
+        if len(seen) >= IDENTITY_MAX:
+            seen.clear()
+        seen[key] = (args, value)
+        return value
+    return many
 
 
 def except_many(f, prefix, lasts):
