@@ -35,9 +35,11 @@ from .values import (
 
 
 def eq(a, b):
-    if a.__class__ is b.__class__:
+    c = a.__class__
+    if c is b.__class__:
         return a == b
-    check_comparable(a, b)
+    if c is not ModelValue and b.__class__ is not ModelValue:  # else always comparable
+        check_comparable(a, b)
     return a == b
 
 
