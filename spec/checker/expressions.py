@@ -7,6 +7,7 @@ are unrolled; any generated expression that mentions no local name is
 evaluated once at compile time and replaced by its value.
 """
 import ast
+import re
 import contextlib
 
 from .codegen import (
@@ -54,6 +55,7 @@ class ExpressionCompiler:
                 memo = self.unit_memo(code, cx)
                 if memo is not code:
                     return memo
+                code = self.const_memo(code, cx)
             return self.loop_memo(code, cx)
         return code
 
@@ -155,24 +157,49 @@ class ExpressionCompiler:
 
     def ex_Except(self, node, env, cx):
         code = self.ex(node.function, env, cx)
-        for change in node.changes:
-            keys = []
-            for item in change.item:
-                if isinstance(item, str):
-                    keys.append(repr(item))
-                else:
-                    parts = [self.ex(a, env, cx) for a in item]
-                    keys.append(parts[0] if len(parts) == 1 else "(" + ", ".join(parts) + ",)")
+        changes = [(self.except_keys(change, env, cx), change) for change in node.changes]
+        i = 0
+        while i < len(changes):
+            keys, change = changes[i]
+            j = i + 1
+            while j < len(changes) and same_prefix(keys, changes[j][0]):
+                j += 1
+            if j - i > 1:  # clauses on one path: rt.except_many walks and copies it once
+                lasts = []
+                for keys, change in changes[i:j]:
+                    at = self.fresh("at")
+                    value = self.except_value(change, LocalB(at), env, cx, at)
+                    lasts.append(f"({keys[-1]}, lambda {at}: {value})")
+                code = f"_rt.except_many({code}, ({''.join(k + ', ' for k in keys[:-1])}), " \
+                       f"({', '.join(lasts)},))"
+                i = j
+                continue
             at = self.fresh("at")
-            env2 = dict(env)
             simple = len(keys) == 1 and SIMPLE_CODE.match(code) and SIMPLE_CODE.match(keys[0])
-            env2["@"] = LocalB(self.apply_code(code, keys[0]) if simple else at)
-            value = self.ex(change.expression, env2, cx.but(locals=cx.locals + (at,)))
+            value = self.except_value(
+                change, LocalB(self.apply_code(code, keys[0]) if simple else at), env, cx, at)
             if len(keys) == 1 and at not in value:
                 code = self.at_put_code(code, keys[0], value)
             else:
                 code = f"_rt.except_({code}, ({', '.join(keys)},), lambda {at}: {value})"
+            i += 1
         return code
+
+    def except_keys(self, change, env, cx):
+        """The code of each key of one EXCEPT clause's path."""
+        keys = []
+        for item in change.item:
+            if isinstance(item, str):
+                keys.append(repr(item))
+            else:
+                parts = [self.ex(a, env, cx) for a in item]
+                keys.append(parts[0] if len(parts) == 1 else "(" + ", ".join(parts) + ",)")
+        return keys
+
+    def except_value(self, change, at_binding, env, cx, at):
+        env2 = dict(env)
+        env2["@"] = at_binding
+        return self.ex(change.expression, env2, cx.but(locals=cx.locals + (at,)))
 
     def literal(self, value):
         """Python source for a constant value (a literal when possible)."""
@@ -236,6 +263,8 @@ class ExpressionCompiler:
                     if name_of(t) == "Tuple":
                         tmp = self.fresh("tup")
                         pys = [self.fresh("b_" + i.operator) for i in t.items]
+                        for py in pys:
+                            self.note_const_bound(py, s)
                         headers.append(f"for {tmp} in _enum({s})")
                         headers.append(f"for ({', '.join(pys)},) in ({tmp},)")
                         for i, py in zip(t.items, pys, strict=False):
@@ -243,6 +272,7 @@ class ExpressionCompiler:
                         locals_ += tuple(pys) + (tmp,)
                     else:
                         py = self.fresh("b_" + t.operator)
+                        self.note_const_bound(py, s)
                         it = s if isinstance(self.ns.get(s), frozenset) else f"_enum({s})"
                         if s.startswith("_rt.interval("):
                             it = "_rt.irange(" + s[len("_rt.interval("):]
@@ -563,3 +593,22 @@ def small_set(s, limit=4096):
                 total *= n
         return total <= limit
     return False
+
+
+PURE_KEY_CALLS = {"_ap", "len"}
+
+
+def same_prefix(a, b):
+    """May EXCEPT clauses with key codes a and b be applied in one walk (rt.except_many)?
+    Their paths must be one path but for the last key, and evaluating that path once
+    instead of per clause must change nothing: its code calls nothing but function
+    application (no operator, so no Print, no random choice), and the last keys are
+    plain names or literals, which cannot fail between two clauses' updates."""
+    if len(a) != len(b) or len(a) < 2 or a[:-1] != b[:-1]:
+        return False  # (one key: such clauses are at_put calls, whose values are eager)
+    if not (SIMPLE_CODE.match(a[-1]) and SIMPLE_CODE.match(b[-1])):
+        return False
+    return all(set(CALLED.findall(k)) <= PURE_KEY_CALLS for k in a[:-1])
+
+
+CALLED = re.compile(r"([\w.]+)\(")

@@ -20,13 +20,29 @@ expression that occurs twice or more (up to renaming of the names it binds, so
 two inlined copies of one definition count as the same) gets a memo made at
 the top of the unit (`unit_memo`, `memo_body`); one that occurs once is left
 as it was.
+
+A subexpression whose only free names are locals bound to elements of constant sets
+(`\\E b \\in Ballot, ac \\in MS` with MS an element of the constant Majority, say) is
+the same value whenever those locals hold the same objects, in every state: it becomes a
+function of them, remembered per site by their identities (`const_memo`, rt.by_identity).
+Those objects are the constant sets' own elements, alive for the whole run, so a record
+built and hashed once answers every membership test of it afterwards.
 """
 import contextlib
 import re
 
 from .codegen import LOCAL_NAME, local_scope
+from .rt import by_identity
 from .scope import DefB
 
+IMPURE_CALL = re.compile(r"_rt\.(tlc_print|random|fail|\w*json)|tlcget|_tlc_level")
+BINDS = re.compile(r"\bfor \(?([\w, ]+?)\)? in\b|\blambda ([\w, ]*):")
+
+
+def bound_names(code):
+    """Every name a for-clause or a lambda of code binds."""
+    return {n.strip() for m in BINDS.finditer(code) for g in m.groups() if g
+            for n in g.split(",")}
 PRIMED = re.compile(r"\bn_\d+\b")
 FRESH = re.compile(r"\b([A-Za-z]\w*?)_(\d+)\b")
 WORTH = re.compile(r"_rt\.|_ap\(|_isin\(|_eq\(| for |\brec_|lambda")
@@ -168,6 +184,29 @@ class LetMemo:
         if not hasattr(self, "memo_units"):
             self.memo_units = []
         self.memo_units.append(None)
+
+    # --- subexpressions of constant-bound locals only ---------------------------------
+    def note_const_bound(self, py, set_code):
+        """py is bound to the elements of set_code: constant-bound when that set is a
+        constant frozenset or itself a constant-bound local (whose elements are then
+        parts of a constant value). Other constant sets (intervals, lazy sets) may make
+        new objects for their elements at each enumeration: not counted."""
+        if isinstance(self.ns.get(set_code), frozenset) or set_code in self.const_bound:
+            self.const_bound.add(py)
+
+    def const_memo(self, code, cx):
+        """code through a memo keyed by the identities of the values of its free names,
+        when those are all constant-bound locals (see the module's doc)."""
+        if cx.mode not in ("state", "action", "init") or not self.const_bound \
+                or code.isidentifier() or not worth(code) or IMPURE_CALL.search(code):
+            return code
+        free, _ = local_scope(code)
+        if not free or not free <= self.const_bound or free & bound_names(code):
+            return code  # (local_scope's for-clauses are read greedily: checked again)
+        args = ", ".join(sorted(free))
+        name = self.fresh("cmemo")
+        fn = self.build(f"def {name}({args}):\n    return {code}\n", name)
+        return f"{self.inject(by_identity(fn, len(free)), 'cm')}({args})"
 
     # --- loop-invariant subexpressions of a binder ---------------------------------
     @contextlib.contextmanager

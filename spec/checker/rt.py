@@ -6,6 +6,7 @@ TLC's kind checks, function application, EXCEPT, set construction, the
 standard-module operators. Every failure raises TLAError.
 """
 from itertools import permutations as _perms
+from operator import is_ as operator_is
 
 from .errors import TLAError
 from .values import (
@@ -34,9 +35,11 @@ from .values import (
 
 
 def eq(a, b):
-    if a.__class__ is b.__class__:
+    c = a.__class__
+    if c is b.__class__:
         return a == b
-    check_comparable(a, b)
+    if c is not ModelValue and b.__class__ is not ModelValue:  # else always comparable
+        check_comparable(a, b)
     return a == b
 
 
@@ -306,6 +309,75 @@ def except_(f, path, update):
     d = dict(f.d)
     d[k] = new
     return FnDict(d)
+
+
+IDENTITY_MAX = 20000
+
+
+def by_identity(fn, n):
+    """fn (of n arguments), remembered by the identities of its arguments: an entry holds
+    the argument objects themselves, so an id is never reused while it lives, and answers
+    only for those very objects, never for equal ones (TRUE and 1 are equal to Python).
+    Errors are not remembered. Emptied beyond IDENTITY_MAX entries."""
+    seen = {}
+    if n == 1:
+        def one(a):
+            hit = seen.get(id(a))
+            if hit is not None and hit[0] is a:
+                return hit[1]
+            value = fn(a)
+            if len(seen) >= IDENTITY_MAX:
+                seen.clear()
+            seen[id(a)] = (a, value)
+            return value
+        return one
+
+    def many(*args):
+        key = tuple(map(id, args))
+        hit = seen.get(key)
+        if hit is not None and all(map(operator_is, hit[0], args)):
+            return hit[1]
+        value = fn(*args)
+        if len(seen) >= IDENTITY_MAX:
+            seen.clear()
+        seen[key] = (args, value)
+        return value
+    return many
+
+
+def except_many(f, prefix, lasts):
+    """[f EXCEPT !p!l1 = u1(@), !p!l2 = u2(@), ...] for clauses sharing the key path p
+    (a tuple of keys): one walk down p and one copy of each function on it, the updates
+    applied in order to one copy of the innermost function, where except_ would copy
+    the whole path once per clause. lasts: ((l1, u1), (l2, u2), ...). Any level that is
+    not an FnDict holding its key is left to except_, clause by clause (the same answer:
+    EXCEPT never changes a domain, so every clause walks the same path)."""
+    chain = []
+    g = f
+    for k in prefix:
+        if g.__class__ is not FnDict or k not in g.d:
+            break
+        chain.append(g)
+        g = g.d[k]
+    else:
+        if g.__class__ is FnDict:
+            d = None
+            for k, update in lasts:
+                if k in g.d:  # as except_: a key outside the domain changes nothing
+                    if d is None:
+                        d = dict(g.d)
+                    d[k] = update(d[k])
+            if d is None:
+                return f
+            new = FnDict(d)
+            for parent, k in zip(reversed(chain), reversed(prefix)):
+                d = dict(parent.d)
+                d[k] = new
+                new = FnDict(d)
+            return new
+    for k, update in lasts:
+        f = except_(f, prefix + (k,), update)
+    return f
 
 
 def at_put(f, k, new):

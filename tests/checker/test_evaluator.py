@@ -74,6 +74,9 @@ CASES = [
     ("Cardinality(Permutations({a, b, c}))", 6), ("ToString(12)", "12"),
     ("-3 \\in Int /\\ -3 \\notin Nat", True), ("\"s\" \\in STRING", True),
     ("Assert(TRUE, \"msg\")", True), ("a = a /\\ a # b", True), ("a \\in {a, b}", True),
+    # a model value equals only itself and compares with anything (rt.eq's fast path)
+    ("a = \"x\"", False), ("\"x\" # a", True), ("a = 1", False), ("TRUE = a", False),
+    ("[f |-> 1] = a", False), ("<<a>> = <<\"x\">>", False), ("{a} = {\"x\"}", False),
     ("\"ab\" \\o \"c\"", "abc"), ("Len(\"abc\")", 3),
     ("3 \\in Nat \\ {0}", True), ("0 \\in Nat \\ {0}", False),
     ("5 \\in {n \\in Nat : n > 2}", True), ("1 \\in {n \\in Int : n > 2}", False),

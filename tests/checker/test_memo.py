@@ -180,3 +180,15 @@ def test_record_and_function_set_membership_per_object(tmp_path):
     r = check(spec, cfg)
     assert (r.result, r.violated, r.distinct_states, r.trace_length) == \
         ("invariant", "FnOK", 4, 4)
+
+
+def test_by_identity_never_answers_for_an_equal_value():
+    """rt.by_identity (memo.const_memo's store) keys by the objects, not their values:
+    Python holds TRUE = 1 and <<1>> = <<TRUE>>, TLA+ does not."""
+    from spec.checker.rt import by_identity
+    one = by_identity(lambda a: type(a).__name__, 1)
+    assert [one(1), one(True), one(1), one(False), one(0)] == ["int", "bool", "int", "bool", "int"]
+    two = by_identity(lambda a, b: (type(a).__name__, type(b[0]).__name__), 2)
+    t1, t2 = (1,), (True,)
+    assert two(1, t1) == ("int", "int") and two(1, t2) == ("int", "bool")
+    assert two(True, t1) == ("bool", "int") and two(1, t1) == ("int", "int")
