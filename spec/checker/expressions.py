@@ -7,8 +7,8 @@ are unrolled; any generated expression that mentions no local name is
 evaluated once at compile time and replaced by its value.
 """
 import ast
-import re
 import contextlib
+import re
 
 from .codegen import (
     BOOLEAN_SET,
