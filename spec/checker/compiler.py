@@ -23,6 +23,8 @@ from .codegen import (
     INLINE_SEQ,
     LOCAL_NAME,
     NOV,
+    SIMPLE_BINARY,
+    SIMPLE_PREFIX,
     VAR_CODE,
     Cx,
     NeedsState,
@@ -37,7 +39,7 @@ from .codegen import (
 )
 from .errors import TLAError
 from .expressions import ExpressionCompiler
-from .frontend import pos
+from .frontend import canonical_op, pos
 from .memo import LetMemo
 from .scope import (
     ArgB,
@@ -294,6 +296,8 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
             return b
         if name in BUILTIN_FUNCS or name in BUILTIN_HIGHER or name in BUILTIN_VALUES \
                 or name in ("TLCGet", "JavaTime", "TLCSet", "Any", "Trace"):
+            return BuiltinB(name)
+        if is_operator_symbol(name):  # `+` passed as an operator argument: F(+, 0)
             return BuiltinB(name)
         raise self.err(f"unknown operator {name}", node, env)
 
@@ -613,7 +617,28 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
             return f"_rt.fail({where + ': Trace (TLCExt) is not supported'!r})"
         if name == "TLCSet":
             return "True"
+        if is_operator_symbol(name):
+            return self.apply_symbol(name, args, env, node, cx)
         raise self.err(f"unsupported builtin {name}", node, env)
+
+    def apply_symbol(self, name, args, env, node, cx):
+        """Op(a, b) where the operator argument Op is a standard infix or prefix symbol
+        (`+`, `\\cup`, `-.`): the symbol applied to a and b, as if written in place."""
+        op = canonical_op(name)
+        fits = op in SIMPLE_BINARY if len(args) == 2 else op in SIMPLE_PREFIX \
+            if len(args) == 1 else False
+        if not fits:
+            raise self.err(f"operator {name} cannot be applied to {len(args)} arguments",
+                           node, env)
+        here = node._replace(operator=op, arguments=list(args), nonfix=None) \
+            if name_of(node) == "OperatorApplication" else node
+        return self.ex_builtin_op(op, here, list(args), env, cx)
+
+
+def is_operator_symbol(name):
+    """A standard module's infix or prefix operator symbol, named as an argument."""
+    return not name.isidentifier() and (canonical_op(name) in SIMPLE_BINARY
+                                        or canonical_op(name) in SIMPLE_PREFIX)
 
 
 IMPURE = re.compile(r"_rt\.(tlc_print|random|fail|\w*json)|_rt_tlcget|_tlc_level")
