@@ -220,10 +220,38 @@ class Model:
                     return self.split_spec(b.node.definiens, b.env)
         if kind == "Quantification" and node.quantifier == "\\A":
             return self.split_forall(node, env)
+        guarded = self.constant_guard(node, env)
+        if guarded is not None:
+            for part in guarded:
+                self.split_spec(part, env)
+            return
         if is_temporal(node, env):
             raise TLAError("unsupported conjunct in SPECIFICATION (expected Init, "
                            "[][Next]_vars and WF_/SF_ fairness)", pos(node, env[" path"]))
         self.init_nodes.append((node, env))
+
+    def constant_guard(self, node, env):
+        """The conjuncts that `c => F` or `IF c THEN F ELSE G` (F or G temporal, c
+        constant: `(i # j) => WF_v(A(i, j))` under `\\A i, j \\in S`) stands for: F when
+        c holds, G or nothing when not. None for any other conjunct."""
+        if name_of(node) == "OperatorApplication" and canonical_op(node.operator) == "=>" \
+                and len(node.arguments or ()) == 2:
+            cond, parts = node.arguments[0], ([node.arguments[1]], [])
+        elif name_of(node) == "If":
+            cond, parts = node.predicate, ([node.then], [node.else_])
+        else:
+            return None
+        if not any(is_temporal(p, env) for p in parts[0] + parts[1]) or is_temporal(cond, env):
+            return None
+        try:
+            holds = self.compiler.constant_value(cond, env)
+        except NeedsState:
+            raise TLAError("unsupported conjunct in SPECIFICATION: a temporal formula "
+                           "guarded by a non-constant condition", pos(node, env[" path"])) from None
+        if holds is not True and holds is not False:
+            raise TLAError(f"the condition of a SPECIFICATION conjunct is {show(holds)}, "
+                           "not a Boolean", pos(cond, env[" path"]))
+        return parts[0] if holds else parts[1]
 
     def split_forall(self, node, env):
         for value_env in expand_forall(self.compiler, node, env):
