@@ -131,10 +131,14 @@ def add_definitions(loader, mod, mod_env, target):
             else:
                 target[unit.name] = DefB(unit, mod_env, unit.name in mod.recursive)
                 mod_env[unit.name] = target[unit.name]
-        elif kind == "Axiom" and getattr(unit, "name", None):
-            # ASSUME Name == expr also defines Name
+        elif kind in ("Axiom", "Theorem") and getattr(unit, "name", None):
+            # ASSUME Name == expr (and THEOREM/LEMMA Name == expr) also defines Name;
+            # a named ASSUME ... PROVE sequent is no expression and is left undefined
+            expr = unit.expression if kind == "Axiom" else unit.goal
+            if type(expr).__name__ == "Sequent":
+                continue
             node = tla_ast.OperatorDefinition(name=unit.name, arity=None,
-                                              definiens=unit.expression, local=False,
+                                              definiens=expr, local=False,
                                               function=False, start=unit.start, end=unit.end)
             target[unit.name] = mod_env[unit.name] = DefB(node, mod_env)
         elif kind == "Instance":
