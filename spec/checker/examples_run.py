@@ -34,7 +34,8 @@ import sys
 from pathlib import Path
 
 STANDARD = {"Naturals", "Integers", "Reals", "Sequences", "FiniteSets", "Bags", "TLC",
-            "TLCExt", "Json", "Randomization", "RealTime", "Toolbox"}
+            "TLCExt", "Json", "Randomization", "RealTime", "Toolbox",
+            "TLAPS"}
 TLC_RESULT = {"success": "ok", "safety failure": "safety", "deadlock failure": "deadlock",
               "liveness failure": "property", "assumption failure": "assumption"}
 REFUSAL = re.compile(r"not supported|unsupported|is outside the checker")

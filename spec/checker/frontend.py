@@ -19,7 +19,8 @@ from . import parsecache
 from .errors import TLAError
 
 STANDARD_MODULES = {"Naturals", "Integers", "Sequences", "FiniteSets", "TLC", "Bags",
-                    "Reals", "TLCExt", "SequencesExt", "FiniteSetsExt", "Json", "Randomization"}
+                    "Reals", "TLCExt", "SequencesExt", "FiniteSetsExt", "Json", "Randomization",
+                    "TLAPS"}
 
 SYNONYMS = {"\\land": "/\\", "\\lor": "\\/", "\\lnot": "~", "\\neg": "~", "\\union": "\\cup",
             "\\intersect": "\\cap", "\\geq": ">=", "\\leq": "<=", "=<": "<=", "\\neq": "#",

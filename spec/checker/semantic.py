@@ -31,6 +31,8 @@ PROVIDES = {"Naturals": {"Naturals"}, "Integers": {"Integers", "Naturals"},
             "Bags": {"Bags", "Naturals", "FiniteSets", "Sequences", "TLC"}}
 for _ext in ("TLCExt", "SequencesExt", "FiniteSetsExt", "Json", "Randomization"):
     PROVIDES[_ext] = {"TLC", "Naturals", "Sequences", "FiniteSets", _ext}
+# TLAPS names proof backends and proof rules, cited only in proofs: it adds no operator
+PROVIDES["TLAPS"] = {"TLAPS"}
 HOME = {}
 for _name in ("Nat", "+", "-", "*", "^", "<", ">", "<=", ">=", "=<", "\\leq", "\\geq", "%",
               "\\div", ".."):
