@@ -22,6 +22,17 @@ STANDARD_MODULES = {"Naturals", "Integers", "Sequences", "FiniteSets", "TLC", "B
                     "Reals", "TLCExt", "SequencesExt", "FiniteSetsExt", "Json", "Randomization",
                     "TLAPS"}
 
+# standard modules whose operators the checker does not provide: a copy beside the spec is
+# read instead
+EMPTY_STANDARD = {"SequencesExt", "FiniteSetsExt", "TLAPS"}
+# modules of the CommunityModules and TLAPS libraries, which TLC finds on its library path
+COMMUNITY_MODULES = {"Functions", "Folds", "Bitwise", "Graphs", "UndirectedGraphs", "IOUtils",
+                     "VectorClocks", "DyadicRationals", "BagsExt", "SVG", "CSV", "Relation",
+                     "Combinatorics", "Statistics", "ShiViz", "DifferentialEquations",
+                     "FiniteSetTheorems", "NaturalsInduction", "SequenceTheorems",
+                     "WellFoundedInduction", "FunctionTheorems", "SequencesExtTheorems",
+                     "FiniteSetsExtTheorems", "FoldsTheorems", "BagsTheorems"}
+
 SYNONYMS = {"\\land": "/\\", "\\lor": "\\/", "\\lnot": "~", "\\neg": "~", "\\union": "\\cup",
             "\\intersect": "\\cap", "\\geq": ">=", "\\leq": "<=", "=<": "<=", "\\neq": "#",
             "/=": "#", "\\equiv": "<=>", "\\times": "\\X", "\\circ": "\\o",
@@ -249,12 +260,16 @@ class Loader:
         return module
 
     def get(self, name, where=None):
-        if name in STANDARD_MODULES:
+        if name in STANDARD_MODULES and not (name in EMPTY_STANDARD and os.path.exists(
+                os.path.join(self.folder, name + ".tla"))):
             return None
         if name in self.modules:
             return self.modules[name]
         path = os.path.join(self.folder, name + ".tla")
         if not os.path.exists(path):
+            if name in COMMUNITY_MODULES:
+                raise TLAError(f"module {name} (a community module) is not supported and "
+                               f"not found beside the spec (looked for {path})", where)
             raise TLAError(f"cannot find module {name} (looked for {path})", where)
         self.modules[name] = None  # guards against cycles
         return self.load_file(path, name)

@@ -33,6 +33,8 @@ for _ext in ("TLCExt", "SequencesExt", "FiniteSetsExt", "Json", "Randomization")
     PROVIDES[_ext] = {"TLC", "Naturals", "Sequences", "FiniteSets", _ext}
 # TLAPS names proof backends and proof rules, cited only in proofs: it adds no operator
 PROVIDES["TLAPS"] = {"TLAPS"}
+# known community modules whose operators the checker does not provide
+UNIMPLEMENTED = {"SequencesExt", "FiniteSetsExt"}
 HOME = {}
 for _name in ("Nat", "+", "-", "*", "^", "<", ">", "<=", ">=", "=<", "\\leq", "\\geq", "%",
               "\\div", ".."):
@@ -139,6 +141,11 @@ class Walker:
         if IDENT.match(name) and name not in bound:
             b = self.env.get(name)
             if b is None and name not in KNOWN:
+                unsupported = sorted(self.std & UNIMPLEMENTED)
+                if unsupported:  # most likely one of theirs: say so, as a refusal
+                    self.fail(f"unknown operator {name} (the spec extends "
+                              f"{', '.join(unsupported)}, whose operators are not supported "
+                              "beyond TLC's)", node)
                 self.fail(f"unknown operator {name}", node)
             if isinstance(b, DefB) and not b.node.function and len(b.params) != len(args) \
                     and not (as_argument and not args):

@@ -337,3 +337,24 @@ def test_cli_json_and_exit_codes(tmp_path):
     out = json.loads(proc.stdout)
     assert out["result"] == "error" and "Bad.tla:" in out["error"]
     assert "Traceback" not in proc.stderr
+
+
+def test_community_modules_are_refused_by_name(run_spec, tmp_path):
+    # a community module not beside the spec: refused as such, with the EXTENDS position
+    body = "VARIABLE x\nInit == x = 0\nNext == x' = x\n"
+    r = run_spec(body, extends="EXTENDS Naturals, Functions\n")
+    assert r.result == "error" and "Functions (a community module) is not supported" in r.error
+    assert ":1:1:" in r.error and "Traceback" not in r.error
+    # an operator of SequencesExt (known, not implemented): a refusal naming it
+    body = "VARIABLE x\nInit == x = 0\nNext == x' = Max({x, 1})\n"
+    r = run_spec(body, extends="EXTENDS Naturals, SequencesExt\n")
+    assert r.result == "error" and "unknown operator Max" in r.error
+    assert "SequencesExt, whose operators are not supported" in r.error and ":5:14" in r.error
+    # a copy of it beside the spec is read instead
+    (tmp_path / "SequencesExt.tla").write_text(
+        "---- MODULE SequencesExt ----\nMax(S) == CHOOSE m \\in S : \\A n \\in S : n <= m\n"
+        "====\n")
+    body = "VARIABLE x\nInit == x = 0\nNext == x < 3 /\\ x' = Max({x + 1, 1})\n"
+    r = run_spec(body, "INIT Init\nNEXT Next\nCHECK_DEADLOCK FALSE\n",
+                 extends="EXTENDS Naturals, SequencesExt\n")
+    assert r.result == "ok" and r.distinct_states == 4, r.error
