@@ -16,7 +16,10 @@ levels down (entry, checks, facts), at most ``LINE_DEPTH``.
 
 Canonical JSON comes from the standard json encoder when it provably spells a value as RFC
 8785 does (no floats, safe integers, keys in the Basic Multilingual Plane), else from the
-``rfc8785`` library (pure Python).
+``rfc8785`` library (pure Python). A digest of the most common decision record, a flat
+dict of ASCII names and ASCII strings, safe integers, booleans and None, takes orjson's
+sorted spelling, the same bytes (tests/kernel/test_identity.py holds the three spellings
+equal on such records), in a fraction of the time.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import json
 import json.encoder
 from typing import Any
 
+import orjson
 import rfc8785
 
 from kernel.errors import KernelError
@@ -126,7 +130,7 @@ def recordable(premises: JSON, *names: str) -> None:
 def digest(value: JSON) -> str:
     """Hex SHA-256 of the canonical JSON of ``value``."""
     if _flat_ascii(value):
-        return hashlib.sha256(_fast_encode(value).encode("ascii")).hexdigest()
+        return hashlib.sha256(orjson.dumps(value, option=orjson.OPT_SORT_KEYS)).hexdigest()
     return hashlib.sha256(canonical(value, MAX_DEPTH)).hexdigest()
 
 

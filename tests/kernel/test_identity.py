@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -64,3 +65,26 @@ json_values = st.recursive(
 @given(json_values)
 def test_fast_path_agrees_with_rfc8785(value):
     assert canonical(value) == rfc8785.dumps(value)
+
+
+ascii_text = st.text(st.characters(max_codepoint=127), max_size=8)
+flat_ascii_records = st.dictionaries(
+    ascii_text, st.none() | st.booleans() | st.integers(-(2**53) + 1, 2**53 - 1) | ascii_text,
+    max_size=8)
+
+
+@settings(max_examples=500, derandomize=True)
+@given(flat_ascii_records)
+def test_a_flat_ascii_record_is_digested_over_its_rfc8785_bytes(record):
+    """digest() spells a flat ASCII record with orjson: those bytes must be RFC 8785's (keys
+    in code point order, control characters escaped alike, integers at the safe bounds)."""
+    from kernel.identity import _flat_ascii
+
+    assert _flat_ascii(record)
+    assert kernel.identity.digest(record) == hashlib.sha256(rfc8785.dumps(record)).hexdigest()
+
+
+def test_the_digest_of_a_flat_record_does_not_depend_on_member_order():
+    record = {"b": "\x00\x1f\"\\\x7f", "a": -(2**53) + 1, "C": None, "": True}
+    assert kernel.identity.digest(record) == kernel.identity.digest(dict(reversed(record.items())))
+    assert kernel.identity.digest(record) == hashlib.sha256(rfc8785.dumps(record)).hexdigest()
