@@ -122,17 +122,31 @@ def _lookup(entry: Entry) -> Lookup | None:
     return Lookup(raw["found"], raw["asked_at"])
 
 
-def _proposal(entry: Entry) -> Proposal:
+def _proposal(entry: Entry, ctx: Context | None = None) -> Proposal:
     unit = entry.get("coordination")
     try:
         return Proposal(payload=entry["payload"], premises=entry["premises"],
-                        lease=entry["lease"], capabilities=Capabilities(**entry["capabilities"]),
-                        timing=Timing(**entry["timing"]), key=entry["key"],
-                        target=entry["target"],
+                        lease=entry["lease"], key=entry["key"], target=entry["target"],
+                        capabilities=_setup(Capabilities, entry["capabilities"], ctx),
+                        timing=_setup(Timing, entry["timing"], ctx),
                         coordination=Coordination.from_json(unit) if unit is not None else None)
     except (KernelError, TypeError, ValueError) as exc:
         raise Divergence("refused_proposal", "kind",
                          f"the kernel refuses this proposal: {exc}") from None
+
+
+def _setup(kind: Any, record: Any, ctx: Context | None) -> Any:
+    """``kind(**record)`` (capabilities or timing), built once per record object in a run:
+    a journal's proposals share these records (kernel.journal keeps one per text), and the
+    run holds its entries unchanged, so the same object stands for the same value."""
+    if ctx is None or type(record) is not dict:
+        return kind(**record)
+    held = ctx.setups.get(id(record))
+    if held is None or held[0] is not record:
+        if len(ctx.setups) >= 1_024:
+            ctx.setups.clear()
+        held = ctx.setups[id(record)] = (record, kind(**record))
+    return held[1]
 
 
 class Context:
@@ -143,6 +157,7 @@ class Context:
         self.earlier: list[Entry] = []
         self.folder: Folder | None = None
         self.seq = 0
+        self.setups: dict[int, tuple[Any, Any]] = {}  # _setup's, for this run
 
     def view(self) -> View:
         if self.folder is None:
@@ -177,7 +192,7 @@ def _unit(effect: Effect, entry: Entry, ctx: Context) -> dict[str, Any]:
 
 
 def _propose(effect: Effect | None, entry: Entry, ctx: Context) -> Event:
-    return Propose(entry["ts"], _proposal(entry))
+    return Propose(entry["ts"], _proposal(entry, ctx))
 
 
 def _resubmit(effect: Effect | None, entry: Entry, ctx: Context) -> Event:
