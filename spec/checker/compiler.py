@@ -99,6 +99,7 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
         self.tlc_level = [0]
         self.keepalive = []
         self.fold_cache = {}
+        self.int_codes = set()  # generated codes known to give an int (expressions.py)
         self.hoists = []
         self.unroll_factor = 1
         self.frames = []  # the binders whose body is being compiled (memo.py)
@@ -589,7 +590,8 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
                 raise self.err(f"{name} expects {arity} arguments, got {len(args)}", node, env)
             codes = [self.ex(a, env, cx) for a in args]
             if name in INLINE_SEQ and codes[0].isidentifier():
-                return INLINE_SEQ[name].format(*codes)
+                code = INLINE_SEQ[name].format(*codes)
+                return self.int_result(code) if name == "Len" else code
             return f"{fn}({', '.join(codes)})"
         if name in BUILTIN_HIGHER:
             if len(args) != 2:

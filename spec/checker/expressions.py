@@ -461,10 +461,21 @@ class ExpressionCompiler:
             if op in ("\\in", "\\notin") and isinstance(self.ns.get(b), LazySet):
                 test = self.fnset_member_code(a, b) or f"{b}.contains({a})"
                 return test if op == "\\in" else f"(not {test})"
+            if op in ARITH:
+                return self.arith_code(op, a, b, node, env)
             return SIMPLE_BINARY[op].format(a, b)
         if op == "\\X":
             parts = flatten_cross(node)
             return "_rt.cross(" + ", ".join(self.ex(p, env, cx) for p in parts) + ")"
+        if len(args) == 1 and op in ("-", "-."):
+            a = self.ex(args[0], env, cx)
+            if self.int_sure(a):
+                return f"(-{a})"
+            where = pos(node, env.get(" path", "?"))
+            if SIMPLE_CODE.match(a):
+                return self.int_result(f"(-{a} if {a}.__class__ is int else "
+                                       f"_rt.not_int('-', {a}, None, {where!r}))")
+            return self.int_result(f"_rt.neg({a}, {where!r})")
         if len(args) == 1 and op in SIMPLE_PREFIX:
             return SIMPLE_PREFIX[op].format(self.ex(args[0], env, cx))
         if op == "'":
@@ -486,6 +497,38 @@ class ExpressionCompiler:
                     tests.append(f"n_{p} == c_{p}")
             return "(" + " and ".join(tests or ["True"]) + ")"
         return None
+
+    def int_sure(self, code):
+        """Does generated code surely give a Python int (never a bool)?"""
+        if INT_LITERAL.match(code) or code in self.int_codes:
+            return True
+        if code.isidentifier():
+            return self.ns.get(code).__class__ is int
+        return code.startswith(INT_CALLS)
+
+    def int_result(self, code):
+        self.int_codes.add(code)
+        return code
+
+    def arith_code(self, op, a, b, node, env):
+        """a op b for an integer operator (+ - * < > <= >=): Python's own operator when
+        both are ints, TLC's error otherwise (Python adds TRUE to 1, concatenates strings
+        and sequences, subtracts and compares sets). Operands that are names or literals
+        are tested inline; anything else goes through one runtime call."""
+        fn, compare = ARITH[op]
+        sure_a, sure_b = self.int_sure(a), self.int_sure(b)
+        if sure_a and sure_b:
+            code = f"({a} {op} {b})"
+        else:
+            where = pos(node, env.get(" path", "?"))
+            if (sure_a or SIMPLE_CODE.match(a)) and (sure_b or SIMPLE_CODE.match(b)):
+                tests = " and ".join(f"{c}.__class__ is int" for c, sure in
+                                     ((a, sure_a), (b, sure_b)) if not sure)
+                fa, fb = ("0" if sure_a else a), ("0" if sure_b else b)  # not evaluated again
+                code = f"({a} {op} {b} if {tests} else _rt.not_int({op!r}, {fa}, {fb}, {where!r}))"
+            else:
+                code = f"_rt.{fn}({a}, {b}, {where!r})"
+        return code if compare else self.int_result(code)
 
     def member_code(self, elem, set_node, env, cx):
         """x \\in a..b without building the interval, x \\in S \\cup T as x \\in S \\/ x \\in T
@@ -612,3 +655,8 @@ def same_prefix(a, b):
 
 
 CALLED = re.compile(r"([\w.]+)\(")
+ARITH = {"+": ("plus", False), "-": ("minus", False), "*": ("times", False),
+         "<": ("lt", True), ">": ("gt", True), "<=": ("le", True), ">=": ("ge", True)}
+INT_LITERAL = re.compile(r"\(?-?\d+\)?$")
+INT_CALLS = ("_rt.length(", "_rt.cardinality(", "_rt.idiv(", "_rt.imod(", "_rt.ipow(",
+             "_rt.plus(", "_rt.minus(", "_rt.times(", "_rt.neg(")

@@ -10,6 +10,7 @@ import sys
 
 from tla import _ast as tla_ast
 
+from .bfs import PY_ERRORS
 from .cfg import parse_cfg
 from .compiler import BUILTIN_FUNCS, BUILTIN_HIGHER, BUILTIN_VALUES, Compiler, NeedsState, name_of
 from .errors import TLAError
@@ -168,6 +169,9 @@ class Model:
                     if exc.where is None:
                         exc.where = pos(expr, mod.path)
                     raise
+                except PY_ERRORS as exc:  # never Python's message without a position
+                    raise TLAError(f"evaluation error: {type(exc).__name__}: {exc}",
+                                   pos(expr, mod.path)) from None
                 if value is not True:
                     raise TLAError("Assumption is false", pos(expr, mod.path))
 

@@ -158,8 +158,8 @@ def cross(*sets):
 
 
 def interval(a, b):
-    check_int(a)
-    check_int(b)
+    if a.__class__ is not int or b.__class__ is not int:
+        not_int("..", a, b)
     return frozenset(range(a, b + 1))
 
 
@@ -191,10 +191,73 @@ def ints(*vs):
             raise TLAError(f"arithmetic on the non-integer {show(v)}")
 
 
+ORDINALS = ("first", "second")
+
+
+def not_int(op, a, b=0, where=None):
+    """TLC's error for an integer operator (+, <, ...) applied to a non-integer: Python
+    would add TRUE to 1, concatenate strings or sequences, or compare sets by inclusion."""
+    for i, v in enumerate((a, b) if b is not None else (a,)):
+        if v.__class__ is not int:
+            which = "argument" if b is None else ORDINALS[i] + " argument"
+            raise TLAError(f"The {which} of {op} should be an integer, but instead it is: "
+                           f"{show(v)}", where)
+    raise TLAError(f"internal: {op} applied to integers reported as an error", where)
+
+
+def plus(a, b, where=None):
+    if a.__class__ is int and b.__class__ is int:
+        return a + b
+    not_int("+", a, b, where)
+
+
+def minus(a, b, where=None):
+    if a.__class__ is int and b.__class__ is int:
+        return a - b
+    not_int("-", a, b, where)
+
+
+def times(a, b, where=None):
+    if a.__class__ is int and b.__class__ is int:
+        return a * b
+    not_int("*", a, b, where)
+
+
+def lt(a, b, where=None):
+    if a.__class__ is int and b.__class__ is int:
+        return a < b
+    not_int("<", a, b, where)
+
+
+def gt(a, b, where=None):
+    if a.__class__ is int and b.__class__ is int:
+        return a > b
+    not_int(">", a, b, where)
+
+
+def le(a, b, where=None):
+    if a.__class__ is int and b.__class__ is int:
+        return a <= b
+    not_int("<=", a, b, where)
+
+
+def ge(a, b, where=None):
+    if a.__class__ is int and b.__class__ is int:
+        return a >= b
+    not_int(">=", a, b, where)
+
+
+def neg(a, where=None):
+    if a.__class__ is int:
+        return -a
+    not_int("-", a, None, where)
+
+
 def idiv(a, b):
     if a.__class__ is int and b.__class__ is int and b > 0:
         return a // b
-    ints(a, b)
+    if a.__class__ is not int or b.__class__ is not int:
+        not_int("\\div", a, b)
     if b == 0:
         raise TLAError("division by zero (\\div)")
     return a // b
@@ -203,14 +266,16 @@ def idiv(a, b):
 def imod(a, b):
     if a.__class__ is int and b.__class__ is int and b > 0:
         return a % b
-    ints(a, b)
+    if a.__class__ is not int or b.__class__ is not int:
+        not_int("%", a, b)
     if b <= 0:
         raise TLAError(f"The second argument of % should be a positive number, not {b}")
     return a % b
 
 
 def ipow(a, b):
-    ints(a, b)
+    if a.__class__ is not int or b.__class__ is not int:
+        not_int("^", a, b)
     if b < 0:
         raise TLAError("negative exponent in ^")
     return a ** b

@@ -110,6 +110,20 @@ ERRORS = [
     ("{TRUE, 1}", "compare boolean TRUE with integer 1"), ("Cardinality({1, 1, TRUE})", "compare"),
     ("{FALSE, 0, TRUE, 1}", "compare boolean FALSE with integer 0"),
     ("[p \\in {TRUE, 1} |-> 0]", "compare"), ("{p = 1 : p \\in 1..2} \\cup {1}", "compare"),
+    # integer operators on non-integers: Python adds TRUE to 1, concatenates strings and
+    # sequences, subtracts and compares sets; TLC stops
+    ("1 + TRUE", "second argument of + should be an integer"),
+    ("TRUE < 2", "first argument of < should be an integer"), ("\"a\" < \"b\"", "of <"),
+    ("{1} < {1, 2}", "of <"), ("<<1>> < <<2>>", "of <"), ("2 >= FALSE", "of >="),
+    ("1 > TRUE", "of >"), ("TRUE <= 1", "of <="), ("{1} - {1}", "of -"),
+    ("<<1>> + <<2>>", "of +"), ("\"a\" * 2", "of *"), ("\"a\" + 1", "of +"), ("{1} + 1", "of +"),
+    ("-TRUE", "argument of - should be"), ("TRUE \\div 1", "of \\div"), ("TRUE % 2", "of %"),
+    ("TRUE ^ 2", "of ^"), ("TRUE .. 2", "of .."),
+    ("\\A v \\in {TRUE} : v + 1 = 2", "of +"), ("\\A v \\in {TRUE} : 1 - v = 0", "of -"),
+    ("\\A v \\in {TRUE} : -v = -1", "of -"), ("\\A v \\in {TRUE} : v < 2", "of <"),
+    ("\\A v \\in {<<TRUE>>} : v[1] * 1 = 1", "of *"), ("\\A v \\in {<<TRUE>>} : -v[1] = 1", "of -"),
+    ("\\A v \\in {<<TRUE>>} : 1 >= v[1]", "of >="),
+    ("\\A v \\in {<<\"a\">>} : v[1] + v[1] = 1", "of +"),
 ]
 
 
@@ -123,3 +137,19 @@ def test_expression_errors(expr_model, text, fragment):
 def test_unknown_name_in_expression(expr_model):
     with pytest.raises(TLAError, match="unknown operator Nope"):
         ev(expr_model, "Nope + 1")
+
+
+def test_type_errors_name_their_position(tmp_path):
+    """A TLC-like one-line error with the operator's file:line:col, never Python's."""
+    from spec.checker.check import check
+    (tmp_path / "B.cfg").write_text("INIT Init\nNEXT Next\n")
+    body = "---- MODULE B ----\nEXTENDS Naturals, Integers, Sequences, TLC\nVARIABLE x\n{}\n" \
+           "Init == x = 0\nNext == UNCHANGED x\n====\n"
+    for line, fragment in [('ASSUME "a" + 1 = 1', ":4:8: The first argument of +"),
+                           ("ASSUME {1} + 1 = 1", ":4:8: The first argument of +"),
+                           ("ASSUME 1 + TRUE = 2", ":4:8: The second argument of +"),
+                           ("ASSUME \\A v \\in {<<TRUE>>} : 1 + v[1] = 2", ":4:30: The second")]:
+        (tmp_path / "B.tla").write_text(body.format(line))
+        result = check(str(tmp_path / "B.tla"), str(tmp_path / "B.cfg"))
+        assert result.result == "error" and fragment in result.error, (line, result.error)
+        assert "TypeError" not in result.error
