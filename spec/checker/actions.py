@@ -47,7 +47,7 @@ class ActionCompiler:
                 raise self.err("unsupported: \\A over a non-constant or large set in an action "
                                "that assigns primed variables", node, env)
         if kind == "If":
-            c = self.ex(node.predicate, env, cx)
+            c = self.bool_code(node.predicate, env, cx, "the condition of an IF")
             return ([f"if {c}:"] + indent(self.act(node.then, env, cx, k) or ["pass"])
                     + ["else:"] + indent(self.act(node.else_, env, cx, k) or ["pass"]))
         if kind == "Cases":
@@ -69,7 +69,7 @@ class ActionCompiler:
         return self.guard(node, env, cx, k)
 
     def guard(self, node, env, cx, k):
-        code = self.ex(node, env, cx)
+        code = self.bool_code(node, env, cx, "a formula in an action")
         if code == "True":
             return k(cx)
         if code == "False":
@@ -128,7 +128,7 @@ class ActionCompiler:
     def act_case(self, node, env, cx, k):
         out = []
         for i, item in enumerate(node.cases):
-            c = self.ex(item.predicate, env, cx)
+            c = self.bool_code(item.predicate, env, cx, "a guard condition of a CASE")
             out += [f"{'if' if i == 0 else 'elif'} {c}:"]
             out += indent(self.act(item.expression, env, cx, k) or ["pass"])
         out.append("else:")

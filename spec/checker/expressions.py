@@ -28,7 +28,7 @@ from .codegen import (
 )
 from .errors import TLAError
 from .frontend import canonical_op, pos
-from .scope import ConstB, DefB, InstB, LocalB
+from .scope import ArgB, ConstB, DefB, InstB, LocalB
 from .values import STRING, FnSet, LazySet, RecSet, SubsetSet, enum
 
 
@@ -108,13 +108,16 @@ class ExpressionCompiler:
 
     def ex_VerticalList(self, node, env, cx):
         joiner = " and " if node.operator == "/\\" else " or "
-        return "(" + joiner.join(self.ex(it.expression, env, cx) for it in node.arguments) + ")"
+        what = CONJ if node.operator == "/\\" else DISJ
+        return "(" + joiner.join(self.bool_code(it.expression, env, cx, what)
+                                 for it in node.arguments) + ")"
 
     def ex_VerticalItem(self, node, env, cx):
         return self.ex(node.expression, env, cx)
 
     def ex_If(self, node, env, cx):
-        c, t, e = (self.ex(n, env, cx) for n in (node.predicate, node.then, node.else_))
+        c = self.bool_code(node.predicate, env, cx, IF_COND)
+        t, e = (self.ex(n, env, cx) for n in (node.then, node.else_))
         return f"({t} if {c} else {e})"
 
     def ex_Cases(self, node, env, cx):
@@ -124,7 +127,7 @@ class ExpressionCompiler:
             where = "{}:{}:{}".format(*pos(node, env.get(" path", "?")))
             out = f"_rt.case_fail({where!r})"
         for item in reversed(node.cases):
-            c = self.ex(item.predicate, env, cx)
+            c = self.bool_code(item.predicate, env, cx, CASE_GUARD)
             e = self.ex(item.expression, env, cx)
             out = f"({e} if {c} else {out})"
         return out
@@ -294,14 +297,15 @@ class ExpressionCompiler:
         unrolled = self.unroll(node.declarations, env, cx)
         if unrolled is not None:
             joiner = " and " if node.quantifier == "\\A" else " or "
+            what = f"the body of {node.quantifier}"
             with self.unrolling(unrolled):
-                parts = [self.ex(node.predicate, e, cx) for e in unrolled]
+                parts = [self.bool_code(node.predicate, e, cx, what) for e in unrolled]
             if not parts:
                 return "True" if node.quantifier == "\\A" else "False"
             return "(" + joiner.join(parts) + ")"
         headers, env2, cx2 = self.bind_decls(node.declarations, env, cx)
         with self.binder(cx) as frame:
-            body = self.ex(node.predicate, env2, cx2)
+            body = self.bool_code(node.predicate, env2, cx2, f"the body of {node.quantifier}")
         fn = "all" if node.quantifier == "\\A" else "any"
         return self.framed(frame, f"{fn}({body} {' '.join(headers)})")
 
@@ -313,7 +317,7 @@ class ExpressionCompiler:
         else:
             elem = env2[target.operator].pyname
         with self.binder(cx) as frame:
-            body = self.ex(node.predicate, env2, cx2)
+            body = self.bool_code(node.predicate, env2, cx2, FILTER_COND)
         eager = f"frozenset([{elem} {' '.join(headers)} if {body}])"
         set_code = self.ex(node.declaration.arguments[1], env, cx)
         value = self.ns.get(set_code)
@@ -362,13 +366,15 @@ class ExpressionCompiler:
             for i, py in zip(target.items, pys, strict=False):
                 env2[i.operator] = LocalB(py)
             with self.binder(cx) as frame:
-                body = self.ex(node.predicate, env2, cx.but(locals=cx.locals + tuple(pys)))
+                body = self.bool_code(node.predicate, env2,
+                                      cx.but(locals=cx.locals + tuple(pys)), CHOOSE_COND)
             pred = f"lambda {tmp}: [{body} for ({', '.join(pys)},) in ({tmp},)][0]"
         else:
             py = self.fresh("b_" + target.operator)
             env2[target.operator] = LocalB(py)
             with self.binder(cx) as frame:
-                body = self.ex(node.predicate, env2, cx.but(locals=cx.locals + (py,)))
+                body = self.bool_code(node.predicate, env2, cx.but(locals=cx.locals + (py,)),
+                                      CHOOSE_COND)
             pred = f"lambda {py}: {body}"
         if body == "True":  # CHOOSE x \\in S : TRUE is the least element in TLC's order
             return f"_rt.choose_least({s})"
@@ -430,6 +436,10 @@ class ExpressionCompiler:
         if op in TEMPORAL:
             raise self.err(f"temporal operator {op} used inside an expression (level error)",
                            node, env)
+        if len(args) == 2 and op in BOOL_BINARY:
+            what = BOOL_BINARY[op]
+            a, b = (self.bool_code(x, env, cx, what) for x in args)
+            return SIMPLE_BINARY[op].format(a, b)
         if len(args) == 2 and op in SIMPLE_BINARY:
             if op in ("\\in", "\\notin") and name_of(args[1]) == "OperatorApplication" \
                     and canonical_op(args[1].operator) == "DOMAIN" and args[1].arguments:
@@ -476,6 +486,8 @@ class ExpressionCompiler:
                 return self.int_result(f"(-{a} if {a}.__class__ is int else "
                                        f"_rt.not_int('-', {a}, None, {where!r}))")
             return self.int_result(f"_rt.neg({a}, {where!r})")
+        if len(args) == 1 and op == "~":
+            return f"(not {self.bool_code(args[0], env, cx, 'the argument of ~')})"
         if len(args) == 1 and op in SIMPLE_PREFIX:
             return SIMPLE_PREFIX[op].format(self.ex(args[0], env, cx))
         if op == "'":
@@ -497,6 +509,47 @@ class ExpressionCompiler:
                     tests.append(f"n_{p} == c_{p}")
             return "(" + " and ".join(tests or ["True"]) + ")"
         return None
+
+    def bool_code(self, node, env, cx, what):
+        """The code of node, which must give a boolean: TLC's error for any other value
+        (Python would take 1 or a non-empty set as true). No test when node is surely
+        boolean by its form (a comparison, a connective, a quantifier...)."""
+        code = self.ex(node, env, cx)
+        if code == "True" or code == "False" or self.sure_bool(node, env):
+            return code
+        if code.isidentifier() and self.ns.get(code).__class__ is bool:
+            return code
+        where = pos(node, env.get(" path", "?"))
+        if code.isidentifier():
+            return f"({code} if {code}.__class__ is bool else " \
+                   f"_rt.not_bool({code}, {what!r}, {where!r}))"
+        return f"_rt.need_bool({code}, {what!r}, {where!r})"
+
+    def sure_bool(self, node, env, depth=0):
+        """Does node's code surely give a Python bool, by its form alone?"""
+        kind = name_of(node)
+        if depth > 40:
+            return False
+        if kind in ("BooleanLiteral", "Quantification", "VerticalList"):
+            return True
+        if kind == "Parentheses":
+            return self.sure_bool(node.expression, env, depth + 1)
+        if kind == "If":
+            return self.sure_bool(node.then, env, depth + 1) and \
+                self.sure_bool(node.else_, env, depth + 1)
+        if kind != "OperatorApplication":
+            return False
+        args = node.arguments or []
+        b = env.get(node.operator)
+        if b is None:
+            return bool(args) and canonical_op(node.operator) in SURE_BOOL_OPS \
+                or node.operator in SURE_BOOL_BUILTINS
+        if isinstance(b, DefB) and not b.node.function and not b.recursive \
+                and len(b.params) == len(args) and name_of(b.node.definiens) != "Instance":
+            return self.sure_bool(b.node.definiens, self.param_env(b, args, env), depth + 1)
+        if isinstance(b, ArgB) and not args:
+            return self.sure_bool(b.node, b.env, depth + 1)
+        return False
 
     def int_sure(self, code):
         """Does generated code surely give a Python int (never a bool)?"""
@@ -657,6 +710,17 @@ def same_prefix(a, b):
 CALLED = re.compile(r"([\w.]+)\(")
 ARITH = {"+": ("plus", False), "-": ("minus", False), "*": ("times", False),
          "<": ("lt", True), ">": ("gt", True), "<=": ("le", True), ">=": ("ge", True)}
+IF_COND = "the condition of an IF"
+CASE_GUARD = "a guard condition of a CASE"
+FILTER_COND = "the condition of a set {x \\in S : P}"
+CHOOSE_COND = "the condition of a CHOOSE"
+CONJ = "a formula in a conjunction"
+DISJ = "a formula in a disjunction"
+BOOL_BINARY = {"/\\": CONJ, "\\/": DISJ, "=>": "an operand of =>", "<=>": "an operand of <=>"}
+SURE_BOOL_OPS = {"=", "#", "\\in", "\\notin", "<", ">", "<=", ">=", "\\subseteq", "\\subset",
+                 "\\supseteq", "\\supset", "/\\", "\\/", "~", "=>", "<=>", "\\sqsubseteq",
+                 "ENABLED", "UNCHANGED"}
+SURE_BOOL_BUILTINS = {"IsFiniteSet", "IsABag", "BagIn", "Assert", "PrintT", "TLCSet"}
 INT_LITERAL = re.compile(r"\(?-?\d+\)?$")
 INT_CALLS = ("_rt.length(", "_rt.cardinality(", "_rt.idiv(", "_rt.imod(", "_rt.ipow(",
              "_rt.plus(", "_rt.minus(", "_rt.times(", "_rt.neg(")

@@ -530,6 +530,17 @@ def fail(msg):
     raise TLAError(msg)
 
 
+def not_bool(v, what, where=None):
+    k = kind(v) or "model value"
+    raise TLAError(f"A non-boolean expression ({k} {show(v)}) was used as {what}", where)
+
+
+def need_bool(v, what, where=None):
+    if v is True or v is False:
+        return v
+    not_bool(v, what, where)
+
+
 def boolean(v):
     if v is True or v is False:
         return v

@@ -124,6 +124,16 @@ ERRORS = [
     ("\\A v \\in {<<TRUE>>} : v[1] * 1 = 1", "of *"), ("\\A v \\in {<<TRUE>>} : -v[1] = 1", "of -"),
     ("\\A v \\in {<<TRUE>>} : 1 >= v[1]", "of >="),
     ("\\A v \\in {<<\"a\">>} : v[1] + v[1] = 1", "of +"),
+    # a non-boolean where TLC needs a boolean: Python takes 1 or a non-empty set as true
+    ("IF 1 THEN TRUE ELSE TRUE", "non-boolean expression (integer 1) was used as the condition"),
+    ("1 /\\ TRUE", "conjunction"), ("TRUE /\\ 1", "conjunction"), ("~1", "argument of ~"),
+    ("1 \\/ TRUE", "disjunction"), ("FALSE \\/ 1", "disjunction"), ("1 => TRUE", "=>"),
+    ("TRUE => 1", "=>"), ("1 <=> TRUE", "<=>"), ("\\A i \\in {1} : i", "body of \\A"),
+    ("\\E i \\in {1} : i", "body of \\E"), ("CASE 1 -> TRUE [] OTHER -> TRUE", "CASE"),
+    ("{x \\in {1} : {x}}", "set {x"), ("CHOOSE i \\in {1} : 1", "CHOOSE"),
+    ("\\A v \\in {<<1>>} : v[1] /\\ TRUE", "conjunction"),
+    ("\\A v \\in {1} : IF v THEN 1 ELSE 2", "condition of an IF"),
+    ("\\A v \\in {{1}} : ~v", "argument of ~"),
 ]
 
 
@@ -153,3 +163,15 @@ def test_type_errors_name_their_position(tmp_path):
         result = check(str(tmp_path / "B.tla"), str(tmp_path / "B.cfg"))
         assert result.result == "error" and fragment in result.error, (line, result.error)
         assert "TypeError" not in result.error
+
+
+def test_non_boolean_in_an_action_is_an_error(tmp_path):
+    from spec.checker.check import check
+    (tmp_path / "B.cfg").write_text("INIT Init\nNEXT Next\n")
+    for nxt in ["x' = x /\\ x", "IF x THEN x' = 1 ELSE x' = 2",
+                "CASE x -> x' = 1 [] OTHER -> x' = 2"]:
+        (tmp_path / "B.tla").write_text("---- MODULE B ----\nVARIABLE x\nInit == x = 0\n"
+                                        f"Next == {nxt}\n====\n")
+        result = check(str(tmp_path / "B.tla"), str(tmp_path / "B.cfg"))
+        assert result.result == "error" and "B.tla:4:" in result.error \
+            and "non-boolean expression (integer 0)" in result.error, (nxt, result.error)
