@@ -25,9 +25,7 @@ only safe integers, is its RFC 8785 form; its fields are checked by ``_plain_fie
 its hash over its own bytes with the one top-level hash member cut out. The first line it
 does not prove is judged by the exact path (``_check_line``, also ``fast=False``), which
 alone words anomalies, and proving resumes after it; so both give the same verdict and the
-same entries (tests/kernel/test_fast_verify.py). A block that is ASCII and exactly orjson's
-spelling as a whole (one ``dumps`` of the block, ``_canonical_block``) has every line so
-spelled, and ``_proven_canonical`` then checks each line's fields, hash and chain only.
+same entries (tests/kernel/test_fast_verify.py).
 """
 
 from __future__ import annotations
@@ -719,22 +717,14 @@ def _plain_fields(entry: dict[str, Any], known: dict[str, str]) -> bool:
     return True
 
 
-class _Block(list):  # type: ignore[type-arg]
-    """A block's parsed entries, with the UTF-8 bytes they were parsed from: the JSON array
-    ``[line,line,...]``."""
-    blob: bytes
-
-
 def _parse_block(lines: list[str]) -> list[Any] | None:
     """The block's lines parsed by orjson as one JSON array, or None if that fails (orjson
     3.10 on refuses to nest deeper than 1,024 levels; 3.8 crashed on 100,000)."""
     try:
-        blob = ("[" + ",".join(lines) + "]").encode()
-        parsed = _Block(orjson.loads(blob))
-    except (ValueError, RecursionError):  # a lone surrogate, orjson.JSONDecodeError
+        parsed = orjson.loads("[" + ",".join(lines) + "]")
+    except (ValueError, RecursionError):  # orjson.JSONDecodeError is a ValueError
         return None
-    parsed.blob = blob
-    return parsed if len(parsed) == len(lines) else None
+    return cast(list[Any], parsed) if len(parsed) == len(lines) else None
 
 
 def _proven(parsed: list[Any], lines: list[str], at: int, seq: int, prev: str, last_ts: int,
@@ -754,8 +744,6 @@ def _proven(parsed: list[Any], lines: list[str], at: int, seq: int, prev: str, l
     and hashing those bytes must give the hash. Last, it chains: seq, prev, time order.
     A proven entry's prev becomes the string object of the hash before it (``prev``), so
     the two equal strings are kept once."""
-    if at == 0 and type(parsed) is _Block and _canonical_block(parsed):
-        return _proven_canonical(parsed, lines, seq, prev, last_ts, now, known)
     dumps, sha256, bmp, long_line = orjson.dumps, hashlib.sha256, "\U00010000", MAX_LINE
     for i in range(at, len(lines)):
         entry, line = parsed[i], lines[i]
@@ -780,46 +768,6 @@ def _proven(parsed: list[Any], lines: list[str], at: int, seq: int, prev: str, l
         entry["prev"] = prev
         seq, prev, last_ts = seq + 1, entry["hash"], ts
     return len(lines) - at
-
-
-def _canonical_block(parsed: _Block) -> bool:
-    """Whether the whole block is ASCII and exactly orjson's sorted, strict-integer spelling
-    of its parsed entries: then so is each line, since the array's element boundaries are
-    those of its one text (and each line parsed as one element), so ``_proven_canonical``
-    need not spell its lines one by one."""
-    try:
-        return parsed.blob.isascii() and orjson.dumps(parsed, option=_SORTED_SAFE) == parsed.blob
-    except orjson.JSONEncodeError:  # an integer beyond 2^53, nesting orjson will not write
-        return False
-
-
-def _proven_canonical(parsed: _Block, lines: list[str], seq: int, prev: str, last_ts: int,
-                      now: int | None, known: dict[str, str]) -> int:
-    """_proven for a block _canonical_block has proven spelled: each line's fields, hash and
-    chain, its bytes read from the block's own (one byte a character, ASCII)."""
-    blob, sha256, key, member = parsed.blob, hashlib.sha256, _HASH_KEY, _HASH_MEMBER
-    one_each = blob.count(key) == len(lines)  # each line has one: a sound one at least one
-    start = 1  # line i's first byte in blob
-    for i, entry in enumerate(parsed):
-        end = start + len(lines[i])
-        try:
-            if end - start > MAX_LINE or type(entry) is not dict or not _plain_fields(entry,
-                                                                                      known):
-                return i
-            cut = blob.find(key, start, end)
-            if cut < 0 or not (one_each or blob.count(key, start, end) == 1):
-                return i
-            digest = sha256(blob[start:cut] + blob[cut + member:end]).hexdigest()
-            ts = entry["ts"]
-            if (type(entry["seq"]) is not int or entry["seq"] != seq or entry["prev"] != prev
-                    or digest != entry["hash"] or type(ts) is not int or ts < last_ts
-                    or (now is not None and ts > now)):
-                return i
-        except (KeyError, TypeError):
-            return i
-        entry["prev"] = prev
-        seq, prev, last_ts, start = seq + 1, entry["hash"], ts, end + 1
-    return len(lines)
 
 
 def _too_long(line: str) -> bool:
