@@ -249,6 +249,10 @@ class Loader:
                 text = fh.read()
         except OSError as exc:
             raise TLAError(f"cannot read {path}: {exc.strerror}") from None
+        except UnicodeDecodeError as exc:
+            line = exc.object[:exc.start].count(b"\n") + 1
+            raise TLAError(f"cannot read {path}: not UTF-8 text (byte {exc.start + 1}, "
+                           f"line {line})") from None
         tree = parse_module_text(text, path)
         if tree.name != name:
             raise TLAError(f"module name {tree.name} does not match the file name {name}",

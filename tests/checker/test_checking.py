@@ -358,3 +358,11 @@ def test_community_modules_are_refused_by_name(run_spec, tmp_path):
     r = run_spec(body, "INIT Init\nNEXT Next\nCHECK_DEADLOCK FALSE\n",
                  extends="EXTENDS Naturals, SequencesExt\n")
     assert r.result == "ok" and r.distinct_states == 4, r.error
+
+
+def test_a_spec_that_is_not_utf8_is_named_as_such(tmp_path):
+    spec = tmp_path / "Latin.tla"
+    spec.write_bytes(b"---- MODULE Latin ----\n\\* caf\xe9\nVARIABLE x\n====\n")
+    (tmp_path / "Latin.cfg").write_text("INIT Init\nNEXT Init\n")
+    r = check(str(spec), str(tmp_path / "Latin.cfg"))
+    assert r.result == "error" and "not UTF-8 text (byte 30, line 2)" in r.error, r.error
