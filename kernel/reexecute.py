@@ -122,7 +122,7 @@ def _lookup(entry: Entry) -> Lookup | None:
     return Lookup(raw["found"], raw["asked_at"])
 
 
-def _proposal(entry: Entry, ctx: Context | None = None) -> Proposal:
+def _proposal(entry: Entry, ctx: Context) -> Proposal:
     unit = entry.get("coordination")
     try:
         return Proposal(payload=entry["payload"], premises=entry["premises"],
@@ -135,11 +135,11 @@ def _proposal(entry: Entry, ctx: Context | None = None) -> Proposal:
                          f"the kernel refuses this proposal: {exc}") from None
 
 
-def _setup(kind: Any, record: Any, ctx: Context | None) -> Any:
+def _setup(kind: Any, record: Any, ctx: Context) -> Any:
     """``kind(**record)`` (capabilities or timing), built once per record object in a run:
     a journal's proposals share these records (kernel.journal keeps one per text), and the
     run holds its entries unchanged, so the same object stands for the same value."""
-    if ctx is None or type(record) is not dict:
+    if type(record) is not dict:
         return kind(**record)
     held = ctx.setups.get(id(record))
     if held is None or held[0] is not record:

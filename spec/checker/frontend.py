@@ -22,9 +22,10 @@ STANDARD_MODULES = {"Naturals", "Integers", "Sequences", "FiniteSets", "TLC", "B
                     "Reals", "TLCExt", "SequencesExt", "FiniteSetsExt", "Json", "Randomization",
                     "TLAPS"}
 
-# standard modules whose operators the checker does not provide: a copy beside the spec is
-# read instead
-EMPTY_STANDARD = {"SequencesExt", "FiniteSetsExt", "TLAPS"}
+# known community modules whose operators the checker does not provide
+UNIMPLEMENTED = {"SequencesExt", "FiniteSetsExt"}
+# standard modules that provide no operator here: a copy beside the spec is read instead
+EMPTY_STANDARD = UNIMPLEMENTED | {"TLAPS"}
 # modules of the CommunityModules and TLAPS libraries, which TLC finds on its library path
 COMMUNITY_MODULES = {"Functions", "Folds", "Bitwise", "Graphs", "UndirectedGraphs", "IOUtils",
                      "VectorClocks", "DyadicRationals", "BagsExt", "SVG", "CSV", "Relation",

@@ -158,8 +158,7 @@ def cross(*sets):
 
 
 def interval(a, b):
-    if a.__class__ is not int or b.__class__ is not int:
-        not_int("..", a, b)
+    need_ints("..", a, b)
     return frozenset(range(a, b + 1))
 
 
@@ -203,6 +202,11 @@ def not_int(op, a, b=0, where=None):
             raise TLAError(f"The {which} of {op} should be an integer, but instead it is: "
                            f"{show(v)}", where)
     raise TLAError(f"internal: {op} applied to integers reported as an error", where)
+
+
+def need_ints(op, a, b):
+    if a.__class__ is not int or b.__class__ is not int:
+        not_int(op, a, b)
 
 
 def plus(a, b, where=None):
@@ -256,8 +260,7 @@ def neg(a, where=None):
 def idiv(a, b):
     if a.__class__ is int and b.__class__ is int and b > 0:
         return a // b
-    if a.__class__ is not int or b.__class__ is not int:
-        not_int("\\div", a, b)
+    need_ints("\\div", a, b)
     if b == 0:
         raise TLAError("division by zero (\\div)")
     return a // b
@@ -266,16 +269,14 @@ def idiv(a, b):
 def imod(a, b):
     if a.__class__ is int and b.__class__ is int and b > 0:
         return a % b
-    if a.__class__ is not int or b.__class__ is not int:
-        not_int("%", a, b)
+    need_ints("%", a, b)
     if b <= 0:
         raise TLAError(f"The second argument of % should be a positive number, not {b}")
     return a % b
 
 
 def ipow(a, b):
-    if a.__class__ is not int or b.__class__ is not int:
-        not_int("^", a, b)
+    need_ints("^", a, b)
     if b < 0:
         raise TLAError("negative exponent in ^")
     return a ** b
