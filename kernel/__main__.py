@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -20,6 +21,7 @@ from kernel.journal import MAX_LINE, decode, render
 from kernel.oracle import check, target_records
 
 EXIT = {True: 0, False: 1, "unknown": 2}
+DEFAULT_WORKERS = 2 if (os.cpu_count() or 1) > 1 and hasattr(os, "fork") else 1
 BAD_USAGE = 254
 
 
@@ -47,6 +49,10 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--now", type=int, help="current time in ms since the epoch (default: "
                    "this machine's clock); entries later than this come from the future")
     c.add_argument("--json", action="store_true", help="print the verdict as JSON")
+    c.add_argument("--workers", type=int, choices=(1, 2), default=DEFAULT_WORKERS,
+                   help="processes to judge a large journal with: 2 forks one helper "
+                   "(verify's proof and the re-execution are split in two; same verdict), "
+                   f"1 keeps to this process (default here: {DEFAULT_WORKERS})")
     return parser
 
 
@@ -162,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     text = _as_lines(_read_journal(args.journal, args.json), args.json)
     history = _history(args.history) if args.history else None
     now = args.now if args.now is not None else time.time_ns() // 1_000_000
-    verdict = check(text, history, complete=args.complete, now=now)
+    verdict = check(text, history, complete=args.complete, now=now, workers=args.workers)
     if args.json:
         print(json.dumps(verdict.as_json(), indent=2, sort_keys=True))
     else:
