@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from kernel.errors import JournalError, KernelError
+from kernel.forked import Forked
 from kernel.journal import MAX_LINE, decode, render
 from kernel.oracle import check, target_records
 
@@ -168,7 +169,8 @@ def main(argv: list[str] | None = None) -> int:
     text = _as_lines(_read_journal(args.journal, args.json), args.json)
     history = _history(args.history) if args.history else None
     now = args.now if args.now is not None else time.time_ns() // 1_000_000
-    verdict = check(text, history, complete=args.complete, now=now, workers=args.workers)
+    verdict = check(text, history, complete=args.complete, now=now,
+                    spawn=Forked if args.workers == 2 else None)
     if args.json:
         print(json.dumps(verdict.as_json(), indent=2, sort_keys=True))
     else:

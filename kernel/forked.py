@@ -9,9 +9,10 @@ system, or a child that fails, dies or answers only in part, ``result()`` comput
 ``fn(*args)`` in the parent. Use it as a context manager, so that a parent that stops early
 (an exception, an anomaly found first) kills and reaps its child.
 
-Forking a process that runs threads is unsafe in general (a lock held by another thread
-stays held in the child), so callers ask for it explicitly (``workers=2``); the command
-line, single-threaded, does.
+The pure modules never import this one: ``verify`` and ``oracle.check`` take it as their
+``spawn`` argument. Forking a process that runs threads is unsafe in general (a lock held by
+another thread stays held in the child), so callers pass it explicitly; the command line,
+single-threaded, does (``--workers 2``).
 """
 
 from __future__ import annotations

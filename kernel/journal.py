@@ -35,14 +35,13 @@ import hashlib
 import json
 import json.scanner
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, Protocol, TypeVar, cast
 
 import orjson
 
 from kernel.errors import JournalError, KernelError
-from kernel.forked import Forked
 from kernel.identity import LINE_DEPTH, canonical
 
 GENESIS = "0" * 64
@@ -471,18 +470,19 @@ def decode(data: bytes) -> str:
 
 
 def verify(text: str | bytes, now: int | None = None, expected_head: str | None = None,
-           *, fast: bool = True, workers: int = 1) -> Verdict:
+           *, fast: bool = True, spawn: Spawn | None = None) -> Verdict:
     """Verify a whole journal given as text (or bytes). Stops at the first bad line.
 
     With ``fast`` (the default) the lines of each block are first tried by ``_proven``; a
     line it does not prove sound is judged by the exact path, which alone finds and words
     every anomaly. ``fast=False`` runs the exact path only.
 
-    ``workers=2`` (fast only, on a journal of at least ``FORK_MIN`` characters) splits the
-    fast path's proof in two halves run at once: a forked helper proves each line's bytes,
-    hash and chain link while this process parses the lines and checks their fields; then
-    every line either half did not prove goes to the exact path, in order. Same verdict,
-    same entries (tests/kernel/test_fast_verify.py), about half the time on two cores.
+    ``spawn`` (fast only, on a journal of at least ``FORK_MIN`` characters) splits the fast
+    path's proof in two halves run at once: a helper started by ``spawn`` (the command
+    line's is kernel.forked.Forked, a forked process) proves each line's bytes, hash and
+    chain link while this process parses the lines and checks their fields; then every
+    line either half did not prove goes to the exact path, in order. Same verdict, same
+    entries (tests/kernel/test_two_workers.py); the time is what changes.
 
     The automatic garbage collector is paused meanwhile (and left as it was found): the
     entries are acyclic, and its collections, each walking every container built so far,
@@ -490,21 +490,21 @@ def verify(text: str | bytes, now: int | None = None, expected_head: str | None 
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _verify(text, now, expected_head, fast, workers)
+        return _verify(text, now, expected_head, fast, spawn)
     finally:
         if collecting:
             gc.enable()
 
 
 def _verify(text: str | bytes, now: int | None, expected_head: str | None,
-            fast: bool, workers: int) -> Verdict:
+            fast: bool, spawn: Spawn | None) -> Verdict:
     verdict = Verdict(valid=True)
     try:
         text = decode(text) if isinstance(text, bytes) else text
     except JournalError as exc:
         return _invalid(verdict, Anomaly("malformed", exc.line_no, str(exc)))
-    if fast and workers > 1 and len(text) >= FORK_MIN:
-        with Forked(_unproven_chain, text, now) as helper:
+    if fast and spawn is not None and len(text) >= FORK_MIN:
+        with spawn(_unproven_chain, text, now) as helper:
             problem = _two_halves(text, now, verdict.entries, helper)
         return _ending(verdict, problem, text, now, expected_head)
     prev, last_ts = GENESIS, 0
@@ -554,12 +554,24 @@ def _ending(verdict: Verdict, problem: Anomaly | None, text: str, now: int | Non
     return verdict
 
 
-FORK_MIN = 1 << 22  # characters (4 MiB, some 8,000 entries): below, a fork costs more
+T = TypeVar("T", covariant=True)
+
+
+class Helper(Protocol[T]):
+    """What ``spawn(fn, *args)`` returns: ``fn(*args)`` computed elsewhere meanwhile."""
+
+    def result(self) -> T: ...
+    def __enter__(self) -> Helper[T]: ...
+    def __exit__(self, *exc: object) -> None: ...
+
+
+Spawn = Callable[..., Helper[Any]]  # spawn(fn, *args) starts fn(*args) elsewhere
+FORK_MIN = 1 << 22  # characters (4 MiB, some 8,000 entries): below, a helper costs more
 
 
 def _two_halves(text: str, now: int | None, entries: list[dict[str, Any]],
-                helper: Forked[list[int]]) -> Anomaly | None:
-    """verify(workers=2): the fields half of the proof here, the chain half by ``helper``;
+                helper: Helper[list[int]]) -> Anomaly | None:
+    """verify(spawn=...): the fields half of the proof here, the chain half by ``helper``;
     then the exact path on every line either did not prove. Fills ``entries`` with the
     complete lines' entries up to the first bad line, which it returns (or None)."""
     unproven: list[int] = []
@@ -819,7 +831,7 @@ def _proven(parsed: list[Any], lines: list[str], at: int, seq: int, prev: str, l
     A proven entry's prev becomes the string object of the hash before it (``prev``), so
     the two equal strings are kept once.
 
-    The proof has two halves, which ``verify(workers=2)`` runs in two processes: ``chain``
+    The proof has two halves, which ``verify(spawn=...)`` runs in two processes: ``chain``
     (the line's bytes, its hash, seq, prev and time order) and ``fields`` (the schema, and
     the sharing of equal values); a caller running one half alone runs the other elsewhere
     and trusts a line only when both proved it."""
@@ -868,7 +880,7 @@ def _after(entry: Any) -> tuple[Any, Any]:
 def _unproven_chain(text: str, now: int | None) -> list[int]:
     """The 0-based indexes of the complete lines whose ``chain`` half ``_proven`` does not
     prove, each followed as if the exact path accepted it: the helper's share of
-    ``verify(workers=2)``."""
+    ``verify(spawn=...)``."""
     unproven: list[int] = []
     seq, prev, last_ts = 0, GENESIS, 0
     for block in _blocks(text):

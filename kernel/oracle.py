@@ -22,8 +22,7 @@ from typing import Any
 
 from kernel import invariants
 from kernel.errors import KernelError
-from kernel.forked import Forked
-from kernel.journal import Anomaly, render, verify
+from kernel.journal import Anomaly, Spawn, render, verify
 from kernel.machine import Effect
 from kernel.model import State
 from kernel.reexecute import Divergence, reexecute
@@ -77,8 +76,8 @@ def _share(entries: Sequence[Entry], digits: str) -> tuple[list[str], dict[str, 
     return [eid for eid, e in effects.items() if e.state is State.DISPATCHED], divergence
 
 
-# ``check(workers=2)`` re-executes the effects whose id begins with one of CHILD_DIGITS in a
-# forked helper, the rest here; this process also judges the invariants meanwhile, so it
+# ``check(spawn=...)`` re-executes the effects whose id begins with one of CHILD_DIGITS in a
+# helper, the rest here; this process also judges the invariants meanwhile, so it
 # takes the smaller share (re-execution was 52% of a full check, the invariants 14.5%).
 CHILD_DIGITS, OWN_DIGITS = "0123456789", "abcdef"
 FORK_ENTRIES = 10_000  # below, a fork costs more than it saves
@@ -139,21 +138,22 @@ def _count(eid: str, n: object) -> int:
 
 def check(journal: str | Sequence[Entry], history: History | None = None,
           complete: bool = False, now: int | None = None, *,
-          applied: History | None = None, workers: int = 1) -> OracleVerdict:
+          applied: History | None = None, spawn: Spawn | None = None) -> OracleVerdict:
     """Judge a journal (its text, or its entries as dicts) and an optional target history.
 
-    ``applied`` is another name for ``history`` (records from both are used). ``workers=2``
-    lends the check a second core through a forked helper (kernel.forked; see there when
-    that is safe): ``verify`` splits its proof in two, and the effects are re-executed in
-    two shares (when they are independent: no coordinated unit) while this process also
-    judges the invariants. The verdict is the same (the first divergence is the earlier of
-    the two shares' first ones), only the time differs."""
+    ``applied`` is another name for ``history`` (records from both are used). ``spawn``
+    lends the check a second core: it starts a function elsewhere (the command line's is
+    kernel.forked.Forked, a forked process; this module stays pure). ``verify`` then splits
+    its proof in two, and the effects are re-executed in two shares (when they are
+    independent: no coordinated unit) while this process also judges the invariants. The
+    verdict is the same (the first divergence is the earlier of the two shares' first
+    ones), only the time differs."""
     records = target_records(history)
     more = target_records(applied)
     if more is not None:
         records = (records or []) + more
     text = journal if isinstance(journal, str) else render(journal)
-    verdict = verify(text, now=now, workers=workers)
+    verdict = verify(text, now=now, spawn=spawn)
     result = OracleVerdict(valid=True, notes=list(verdict.notes), entries=len(verdict.entries))
     if verdict.anomalies:
         first: Anomaly = verdict.anomalies[0]
@@ -161,8 +161,8 @@ def check(journal: str | Sequence[Entry], history: History | None = None,
         result.anomalies.append({**_anomaly(first.type, first.line, first.explanation, "K8")})
         return result
     entries = verdict.entries
-    if workers > 1 and len(entries) >= FORK_ENTRIES and _independent(entries):
-        with Forked(_share, entries, CHILD_DIGITS) as helper:
+    if spawn is not None and len(entries) >= FORK_ENTRIES and _independent(entries):
+        with spawn(_share, entries, CHILD_DIGITS) as helper:
             open_ids, divergence = _share(entries, OWN_DIGITS)
             violations = invariants.check(entries, records, complete)
             theirs, their_divergence = helper.result()

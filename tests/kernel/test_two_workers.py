@@ -1,4 +1,4 @@
-"""``workers=2``: verify and the oracle lend their work to a forked helper and must give
+"""``spawn=Forked``: verify and the oracle lend their work to a forked helper and must give
 exactly the one-process verdict (and entries), whatever the journal and whatever the helper
 does.
 
@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from kernel import forked, journal, mutations, oracle
+from kernel.forked import Forked
 from kernel.journal import Chain, render, verify
 from sim import corpus
 from tests.kernel import test_fast_verify as fast
@@ -34,7 +35,7 @@ def always_fork(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _both(text: str, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-    one, two = oracle.check(text, **kwargs), oracle.check(text, workers=2, **kwargs)
+    one, two = oracle.check(text, **kwargs), oracle.check(text, spawn=Forked, **kwargs)
     return one.as_json(), two.as_json()
 
 
@@ -43,7 +44,7 @@ def _both(text: str, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     if not (name in fast.PROPOSED_ONLY and fast.WHERE[where] % 4)])
 def test_verify_judges_every_fast_path_mutant_alike(name: str, where: str) -> None:
     text = "".join(fast._mutated(name, fast.WHERE[where]))
-    one, two = verify(text), verify(text, workers=2)
+    one, two = verify(text), verify(text, spawn=Forked)
     assert two.valid is False and two.as_json() == one.as_json()
     assert two.entries == one.entries
 
@@ -51,12 +52,12 @@ def test_verify_judges_every_fast_path_mutant_alike(name: str, where: str) -> No
 def test_verify_gives_the_same_entries_on_sound_journals_and_torn_tails() -> None:
     text = "".join(fast.LINES)
     for variant in (text, text[:-40], text[:-40] + "x", text + '{"seq":'):
-        one, two = verify(variant), verify(variant, workers=2)
+        one, two = verify(variant), verify(variant, spawn=Forked)
         assert two.as_json() == one.as_json() and two.entries == one.entries
     last = json.loads(fast.LINES[-1])
     for kwargs in ({"now": last["ts"] - 1}, {"expected_head": "0" * 64},
                    {"expected_head": last["hash"]}):
-        assert verify(text, workers=2, **kwargs).as_json() == verify(text, **kwargs).as_json()
+        assert verify(text, spawn=Forked, **kwargs).as_json() == verify(text, **kwargs).as_json()
 
 
 def _corpus() -> Iterator[tuple[str, list[dict[str, Any]], Any]]:
@@ -144,7 +145,7 @@ def test_a_flaw_in_the_helpers_half_of_verify_is_found() -> None:
     lines = list(LARGE)
     at = len(lines) - 5
     lines[at] = lines[at].replace('"ts":', '"ts":1', 1)  # an edit: the hash no longer matches
-    one, two = verify("".join(lines)), verify("".join(lines), workers=2)
+    one, two = verify("".join(lines)), verify("".join(lines), spawn=Forked)
     assert two.valid is False and two.as_json() == one.as_json()
     assert two.anomalies[0].type == "hash_mismatch" and two.anomalies[0].line == at + 1
 
@@ -173,7 +174,7 @@ def test_a_helper_that_dies_leaves_the_work_to_the_parent(
     expected = oracle.check("".join(lines)).as_json()
     monkeypatch.setattr(journal, "_unproven_chain", _dies_in_the_child(journal._unproven_chain))
     monkeypatch.setattr(oracle, "_share", _dies_in_the_child(oracle._share))
-    assert oracle.check("".join(lines), workers=2).as_json() == expected
+    assert oracle.check("".join(lines), spawn=Forked).as_json() == expected
 
 
 def test_a_partial_answer_is_not_believed(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -181,7 +182,7 @@ def test_a_partial_answer_is_not_believed(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setattr(forked.pickle, "dumps", lambda value, **kw: real(value, **kw)[:-3])
     lines = list(LARGE)
     lines[7] = lines[7].replace('"ts":', '"ts":1', 1)
-    assert verify("".join(lines), workers=2).as_json() == verify("".join(lines)).as_json()
+    assert verify("".join(lines), spawn=Forked).as_json() == verify("".join(lines)).as_json()
 
 
 def test_without_fork_the_parent_computes(monkeypatch: pytest.MonkeyPatch) -> None:
