@@ -62,7 +62,7 @@ from kernel.model import (
     State,
     Timing,
     View,
-    stale_premises,
+    observed,
 )
 from kernel.recovery import Decision, Lookup, decide, in_flight_bounded
 
@@ -266,10 +266,10 @@ def _entry(kind: str, effect: Effect, now: int, **fields: Any) -> dict[str, Any]
 def _checks(now: int, lease: Lease, facts: Mapping[str, JSON], p: Proposal) -> dict[str, Any]:
     """What was checked at a decision point, as recorded in the journal."""
     live = lease.live(now) and lease.id == p.lease
+    seen, stale = observed(p, facts)
     return {"lease": {"id": lease.id, "expires_at": lease.expires_at, "revoked": lease.revoked,
                       "live": live},
-            "facts": {k: facts.get(k) for k in p.premise_names},
-            "stale": stale_premises(p.premises, facts)}
+            "facts": seen, "stale": stale}
 
 
 def _refusal(checks: dict[str, Any]) -> str | None:
@@ -417,10 +417,12 @@ def _send(effect: Effect, now: int, checks: dict[str, Any], phase: str,
                   Executed.UNKNOWN, None,
                   checks if phase == "dispatch" else effect.authorized, effect.admission,
                   effect.verified)
-    evidence = {"lookup": lookup.as_json()} if lookup is not None else {}
-    entry = _entry("DISPATCHED", effect, now, attempt=attempt, phase=phase, deadline=deadline,
-                   claim_until=claim_until, first_sent_at=first, checks=checks, **evidence)
     p = effect.proposal
+    entry = {"kind": "DISPATCHED", "effect_id": p.effect_id, "ts": now, "attempt": attempt,
+             "phase": phase, "deadline": deadline, "claim_until": claim_until,
+             "first_sent_at": first, "checks": checks}
+    if lookup is not None:
+        entry["lookup"] = lookup.as_json()
     send = Send(p.effect_id, p.effect_id, p.payload, attempt, deadline, effect.token)
     return Transition(done, (Append(entry, fsync=True), send))
 
@@ -439,7 +441,8 @@ def _ack(effect: Effect, ev: Ack) -> Transition:
     if _verifies(effect):
         return _landed(effect, ev.now, "ack", attempt=ev.attempt)
     done = _moved(effect, State.COMMITTED, Executed.TRUE, "ack")
-    entry = _entry("COMMITTED", effect, ev.now, via="ack", attempt=ev.attempt)
+    entry = {"kind": "COMMITTED", "effect_id": effect.proposal.effect_id, "ts": ev.now,
+             "via": "ack", "attempt": ev.attempt}
     return Transition(done, (Append(entry, fsync=True),))
 
 

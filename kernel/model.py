@@ -317,6 +317,28 @@ def _json_equal(a: object, b: object) -> bool:
     return True  # an int and a float of the same value
 
 
+def observed(p: Proposal, facts: Mapping[str, JSON]) -> tuple[dict[str, JSON], list[str]]:
+    """The facts observed for each of ``p``'s premises (None where none was) and, as
+    ``stale_premises`` names them, the stale premises: one pass over the sorted names."""
+    premises, stale = p.premises, []
+    seen: dict[str, JSON] = {}
+    for name in p.premise_names:
+        fact, want = facts.get(name, _MISSING), premises[name]
+        if fact is _MISSING:
+            seen[name] = None
+            stale.append(name)
+            continue
+        seen[name] = fact
+        kind = type(fact)  # two scalars of one type: == is JSON equality
+        if not (fact == want if kind is type(want) and kind in _SCALARS
+                else _json_equal(fact, want)):
+            stale.append(name)
+    return seen, stale
+
+
+_SCALARS = frozenset((str, int, bool, float, type(None)))
+
+
 def stale_premises(premises: Mapping[str, JSON], facts: Mapping[str, JSON]) -> list[str]:
     """Names of the premises that the observed facts no longer support (sorted), judged by
     JSON equality: a premise 1 is not supported by a fact true."""

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import kernel as k
 from kernel import State
+from kernel.model import observed, stale_premises
 
 STRIPE = k.Capabilities(dedupes=True, queryable=True, dedup_window=60_000, lookup_lag=100)
 DEDUPE_ONLY = k.Capabilities(dedupes=True, queryable=False, dedup_window=60_000)
@@ -274,3 +277,48 @@ def test_a_late_miss_is_no_evidence_where_nothing_bounds_what_is_in_flight():
     committed = k.step(e, k.Ack(10, 1)).effect
     late = k.step(committed, k.LookupAnswer(50_000, False, asked_at=e.claim_until))
     assert not any(isinstance(c, k.Alert) for c in late.commands)
+
+
+# ---------------------------------------------------------------- the facts a check records
+
+_JSON = st.recursive(st.none() | st.booleans() | st.sampled_from([0, 1, 2, 1.0, "", "a"]),
+                     lambda inner: st.lists(inner, max_size=2)
+                     | st.dictionaries(st.sampled_from("xy"), inner, max_size=2), max_leaves=4)
+
+
+def _alike(value):
+    """A value ``==`` holds equal to ``value`` that JSON may not: true for 1, 1.0 for 1,
+    at any depth."""
+    if type(value) is list:
+        return [_alike(v) for v in value]
+    if type(value) is dict:
+        return {key: _alike(v) for key, v in value.items()}
+    if type(value) is bool:
+        return int(value)
+    if type(value) is int:
+        return bool(value) if value in (0, 1) else float(value)
+    return value
+
+
+@given(st.dictionaries(st.sampled_from("abcd"), _JSON, max_size=4),
+       st.dictionaries(st.sampled_from("abcde"), _JSON, max_size=5),
+       st.lists(st.sampled_from(["same", "alike", "other", "absent"]), min_size=4,
+                max_size=4))
+@settings(max_examples=300, derandomize=True, database=None)
+def test_a_check_records_each_premise_fact_and_names_the_stale_ones(premises, others, how):
+    """model.observed (the check's one pass, with == for two scalars of one type) agrees
+    with stale_premises (JSON equality: true is not 1, 1.0 is 1) and records every premise's
+    fact, None where none was observed. Each premise's fact is the same value, one ==
+    holds equal (true for 1, at any depth), another value, or absent."""
+    facts = dict(others)
+    for (name, value), choice in zip(sorted(premises.items()), how):
+        if choice == "absent":
+            facts.pop(name, None)
+        elif choice != "other":
+            facts[name] = value if choice == "same" else _alike(value)
+    p = k.Proposal(payload={}, premises=premises, lease="L", capabilities=k.Capabilities(
+        dedupes=False, queryable=False), timing=k.Timing(send_timeout=1, settle_margin=1))
+    seen, stale = observed(p, facts)
+    assert stale == stale_premises(premises, facts)
+    assert seen == {name: facts.get(name) for name in sorted(premises)}
+    assert list(seen) == sorted(premises)
