@@ -357,7 +357,10 @@ def except_(f, path, update):
         d = f.d
         if k not in d:
             return f
-        new = update(d[k]) if len(path) == 1 else except_(d[k], path[1:], update)
+        old = d[k]
+        new = update(old) if len(path) == 1 else except_(old, path[1:], update)
+        if new is old:  # the very value: f itself (no copy, and its hash is known)
+            return f
         d = d.copy()
         d[k] = new
         return FnDict(d)
@@ -365,6 +368,8 @@ def except_(f, path, update):
         return f
     old = ap(f, k)
     new = update(old) if len(path) == 1 else except_(old, path[1:], update)
+    if new is old and f.__class__ is not RecFn:
+        return f
     if f.__class__ is tuple:
         lst = list(f)
         lst[k - 1] = new
@@ -430,9 +435,13 @@ def except_many(f, prefix, lasts):
             d = None
             for k, update in lasts:
                 if k in g.d:  # as except_: a key outside the domain changes nothing
+                    old = g.d[k] if d is None else d[k]
+                    new = update(old)
+                    if new is old:  # the very value: nothing to copy
+                        continue
                     if d is None:
                         d = dict(g.d)
-                    d[k] = update(d[k])
+                    d[k] = new
             if d is None:
                 return f
             new = FnDict(d)
@@ -450,10 +459,15 @@ def at_put(f, k, new):
     """[f EXCEPT ![k] = new] for one key."""
     if f.__class__ is tuple:
         if k.__class__ is int and 0 < k <= len(f):
+            if f[k - 1] is new:  # the very value: f itself
+                return f
             return f[:k - 1] + (new,) + f[k:]
     elif f.__class__ is FnDict:
-        if k in f.d:
-            d = dict(f.d)
+        d = f.d
+        if k in d:
+            if d[k] is new:  # the very value: f itself (no copy, and its hash is known)
+                return f
+            d = d.copy()
             d[k] = new
             return FnDict(d)
     else:

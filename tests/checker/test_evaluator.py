@@ -2,7 +2,7 @@
 import pytest
 
 from spec.checker import TLAError, evaluate, from_python
-from spec.checker.values import ModelValue
+from spec.checker.values import ModelValue, show
 
 
 def ev(model, text):
@@ -91,6 +91,28 @@ CASES = [
 @pytest.mark.parametrize("text, expected", CASES)
 def test_expression(expr_model, text, expected):
     assert ev(expr_model, text) == from_python(expected)
+
+
+# EXCEPT keeps the function itself when the new value is the old one (rt.except_,
+# except_many, at_put): the very object, never merely an equal one, since TRUE = 1 and
+# FALSE = 0 to Python. Each of the five checks, planted to compare with ==, fails a case.
+EXCEPT_SAME = [
+    ("[[r |-> 1] EXCEPT !.r = TRUE]", "[r |-> TRUE]"),  # at_put, a function
+    ("[<<1, 2>> EXCEPT ![1] = TRUE]", "<<TRUE, 2>>"),  # at_put, a tuple
+    ("[[r |-> 0] EXCEPT !.r = IF @ = 0 THEN FALSE ELSE @]", "[r |-> FALSE]"),  # except_
+    ("[<<1, 2>> EXCEPT ![1] = IF @ = 1 THEN TRUE ELSE @]", "<<TRUE, 2>>"),  # except_, tuple
+    ("[[p |-> [q |-> 1]] EXCEPT !.p.q = TRUE]", "[p |-> [q |-> TRUE]]"),  # except_, nested
+    ("[[p |-> [q |-> 1, s |-> 0]] EXCEPT !.p.q = TRUE, !.p.s = FALSE]",
+     "[p |-> [q |-> TRUE, s |-> FALSE]]"),  # except_many
+    ("[[p |-> [q |-> 1, s |-> 0]] EXCEPT !.p.q = 1, !.p.s = FALSE]",
+     "[p |-> [q |-> 1, s |-> FALSE]]"),  # except_many, one clause unchanged
+    ("[[r |-> 1] EXCEPT !.r = 1]", "[r |-> 1]"), ("[<<1, 2>> EXCEPT ![2] = 2]", "<<1, 2>>"),
+]
+
+
+@pytest.mark.parametrize("text, shown", EXCEPT_SAME)
+def test_except_with_an_equal_value_of_another_kind(expr_model, text, shown):
+    assert show(ev(expr_model, text)) == shown
 
 
 def test_model_values_are_interned(expr_model):
