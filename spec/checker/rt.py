@@ -86,7 +86,10 @@ def union(a, b):
     if a.__class__ is frozenset and b.__class__ is frozenset:
         if a and b:
             check_comparable(next(iter(a)), next(iter(b)))
-        return a | b
+        r = a | b
+        # nothing added: a itself (r holds a's very elements), whose hash is known and
+        # which an EXCEPT or the seen set then finds unchanged by identity
+        return a if len(r) == len(a) else r
     if not (is_finite(a) and is_finite(b)):
         return UnionSet((a, b))
     return mkset(enum(a) | enum(b))
@@ -110,7 +113,8 @@ def filter_set(s, pred):
 
 def diff(a, b):
     if a.__class__ is frozenset and b.__class__ is frozenset:
-        return a - b
+        r = a - b
+        return a if len(r) == len(a) else r  # nothing taken away: a itself, as in union
     if isinstance(a, LazySet) and not a.finite:
         return FilterSet(a, lambda x: not member(x, b))
     if b.__class__ is not frozenset:
