@@ -477,11 +477,13 @@ def verify(text: str | bytes, now: int | None = None, expected_head: str | None 
     line it does not prove sound is judged by the exact path, which alone finds and words
     every anomaly. ``fast=False`` runs the exact path only.
 
-    ``spawn`` (fast only, on a journal of at least ``FORK_MIN`` characters) splits the fast
-    path's proof in two halves run at once: a helper started by ``spawn`` (the command
-    line's is kernel.forked.Forked, a forked process) proves each line's bytes, hash and
-    chain link while this process parses the lines and checks their fields; then every
-    line either half did not prove goes to the exact path, in order. Same verdict, same
+    ``spawn`` (fast only, on a journal of at least ``FORK_MIN`` characters) lends the work
+    a helper started by ``spawn`` (the command line's is kernel.forked.Forked, a forked
+    process): it judges the second part of the lines as following the line before them as
+    that line records itself, while this process judges the first part; if the first part
+    is sound and ends with exactly that hash and time, the helper's entries and verdict
+    are the journal's (its entries come back pickled: pickling keeps them shared as they
+    were, and reading them is several times faster than parsing). Same verdict, same
     entries (tests/kernel/test_two_workers.py); the time is what changes.
 
     The automatic garbage collector is paused meanwhile (and left as it was found): the
@@ -503,16 +505,26 @@ def _verify(text: str | bytes, now: int | None, expected_head: str | None,
         text = decode(text) if isinstance(text, bytes) else text
     except JournalError as exc:
         return _invalid(verdict, Anomaly("malformed", exc.line_no, str(exc)))
-    if fast and spawn is not None and len(text) >= FORK_MIN:
-        with spawn(_unproven_chain, text, now) as helper:
-            problem = _two_halves(text, now, verdict.entries, helper)
-        return _ending(verdict, problem, text, now, expected_head)
-    prev, last_ts = GENESIS, 0
-    entries = verdict.entries
+    end = text.rfind("\n") + 1  # where the complete lines end
+    if fast and spawn is not None and end >= FORK_MIN:
+        cut = text.find("\n", int(end * FIRST_SHARE)) + 1  # the helper's lines start here
+        with spawn(_second_part, text, cut, end, now) as helper:
+            problem = _lines(text, 0, cut, 0, GENESIS, 0, now, fast, verdict.entries)
+            if problem is None:
+                problem = _joined(text, cut, end, now, verdict.entries, helper.result())
+    else:
+        problem = _lines(text, 0, end, 0, GENESIS, 0, now, fast, verdict.entries)
+    return _ending(verdict, problem, text, now, expected_head)
+
+
+def _lines(text: str, begin: int, end: int, start: int, prev: str, last_ts: int,
+           now: int | None, fast: bool, entries: list[dict[str, Any]]) -> Anomaly | None:
+    """Judge the complete lines of ``text[begin:end]``, the first of them (the journal's
+    line at index ``start``) following an entry of hash ``prev`` and time ``last_ts``:
+    append their entries to ``entries`` up to the first bad line, which is returned."""
     seen: set[tuple[str, ...]] = set()
     known: dict[str, str] = {}  # effect ids the fast path found to be hex, one object each
-    start = 0  # the index of the block's first line
-    for block in _blocks(text):
+    for block in _blocks(text, begin, end):
         parsed = _parse_block(block) if fast else None
         at = 0
         while at < len(block):
@@ -526,12 +538,12 @@ def _verify(text: str | bytes, now: int | None, expected_head: str | None,
             i = start + at
             checked = _check_line(block[at], i + 1, i, prev, last_ts, now, seen)
             if type(checked) is not dict:
-                return _invalid(verdict, checked)
+                return cast(Anomaly, checked)
             entries.append(checked)
             prev, last_ts = checked["hash"], checked["ts"]
             at += 1
         start += len(block)
-    return _ending(verdict, None, text, now, expected_head)
+    return None
 
 
 def _ending(verdict: Verdict, problem: Anomaly | None, text: str, now: int | None,
@@ -567,63 +579,50 @@ class Helper(Protocol[T]):
 
 Spawn = Callable[..., Helper[Any]]  # spawn(fn, *args) starts fn(*args) elsewhere
 FORK_MIN = 1 << 22  # characters (4 MiB, some 8,000 entries): below, a helper costs more
+FIRST_SHARE = 0.52  # of the characters judged by the caller; the rest (and pickling) by the helper
+Part = tuple[str, int, list[dict[str, Any]], Anomaly | None]  # what _second_part answers
 
 
-def _two_halves(text: str, now: int | None, entries: list[dict[str, Any]],
-                helper: Helper[list[int]]) -> Anomaly | None:
-    """verify(spawn=...): the fields half of the proof here, the chain half by ``helper``;
-    then the exact path on every line either did not prove. Fills ``entries`` with the
-    complete lines' entries up to the first bad line, which it returns (or None)."""
-    unproven: list[int] = []
-    known: dict[str, str] = {}
-    prev: Any = GENESIS
-    for block in _blocks(text):
-        parsed = _parse_block(block)
-        at, start = 0, len(entries)
-        while at < len(block):
-            sound = 0 if parsed is None else _proven(parsed, block, at, 0, prev, 0, None,
-                                                     known, chain=False)
-            if sound:
-                entries += parsed[at:at + sound]  # type: ignore[index]
-                at += sound
-                prev = entries[-1]["hash"]
-                continue
-            unproven.append(start + at)
-            entries.append(None)  # type: ignore[arg-type]  # the exact path's, below
-            prev = _after(parsed[at] if parsed is not None else None)[0]
-            at += 1
-    unproven = sorted(set(unproven).union(helper.result()))
-    return _exact_lines(text, now, entries, unproven) if unproven else None
+def _second_part(text: str, begin: int, end: int, now: int | None) -> Part | None:
+    """The helper's share of ``verify(spawn=...)``: the lines of ``text[begin:end]`` judged
+    as following the line before ``begin`` as that line records itself (its hash and time):
+    (that hash, that time, the entries, the first bad line or None); None if the line
+    before cannot say (then the caller judges these lines itself)."""
+    line = text[text.rfind("\n", 0, begin - 1) + 1:begin - 1]
+    try:
+        before = orjson.loads(line)
+    except ValueError:
+        return None
+    if type(before) is not dict or type(before.get("hash")) is not str \
+            or type(before.get("ts")) is not int:
+        return None
+    entries: list[dict[str, Any]] = []
+    problem = _lines(text, begin, end, text.count("\n", 0, begin), before["hash"],
+                     before["ts"], now, True, entries)
+    return before["hash"], before["ts"], entries, problem
 
 
-def _exact_lines(text: str, now: int | None, entries: list[dict[str, Any]],
-                 lines: list[int]) -> Anomaly | None:
-    """Judge these lines (0-based, ascending) by the exact path, each after the entry
-    before it; the first it rejects ends ``entries`` there and is returned."""
-    todo, seen = iter(lines), set[tuple[str, ...]]()
-    i = next(todo)
-    for number, block in enumerate(_blocks(text)):
-        start = number * BLOCK  # every block but the last holds BLOCK lines
-        while i < start + len(block):
-            prev, last_ts = (entries[i - 1]["hash"], entries[i - 1]["ts"]) if i else (GENESIS, 0)
-            checked = _check_line(block[i - start], i + 1, i, prev, last_ts, now, seen)
-            if type(checked) is not dict:
-                del entries[i:]
-                return cast(Anomaly, checked)
-            entries[i] = checked
-            i = next(todo, -1)
-            if i < 0:
-                return None
-    return None
+def _joined(text: str, begin: int, end: int, now: int | None, entries: list[dict[str, Any]],
+            part: Part | None) -> Anomaly | None:
+    """After the caller's lines (``entries``, all sound): the helper's part if it followed
+    exactly the entry they end with, else the rest judged here."""
+    last = entries[-1] if entries else None
+    if part is not None and last is not None and (part[0], part[1]) == (last["hash"],
+                                                                         last["ts"]):
+        entries += part[2]
+        return part[3]
+    prev, last_ts = (last["hash"], last["ts"]) if last is not None else (GENESIS, 0)
+    return _lines(text, begin, end, len(entries), prev, last_ts, now, True, entries)
 
 
-def _blocks(text: str) -> Iterator[list[str]]:
+def _blocks(text: str, begin: int = 0, end: int = -1) -> Iterator[list[str]]:
     """The complete lines of ``text`` (without their newlines), BLOCK at a time: what
     ``text.split("\n")[:-1]`` holds, split a piece of about _PIECE characters (ending at a
     newline) at a time, so that the lines of the whole journal are never all held at once
     beside its entries (520 MB for 1,000,000 lines of the benchmark's journal)."""
-    end = text.rfind("\n") + 1  # where the complete lines end
-    pos, lines = 0, list[str]()
+    if end < 0:
+        end = text.rfind("\n") + 1  # where the complete lines end
+    pos, lines = begin, list[str]()
     while pos < end:
         cut = text.find("\n", min(pos + _PIECE, end - 1))  # a newline: the piece's last
         lines += text[pos:cut].split("\n")
@@ -813,8 +812,7 @@ def _parse_block(lines: list[str]) -> list[Any] | None:
 
 
 def _proven(parsed: list[Any], lines: list[str], at: int, seq: int, prev: str, last_ts: int,
-            now: int | None, known: dict[str, str], *, chain: bool = True,
-            fields: bool = True) -> int:
+            now: int | None, known: dict[str, str]) -> int:
     """How many lines from ``lines[at]`` on are proven sound, ``parsed[at:]`` being their
     entries; seq, prev and last_ts are those the line at ``at`` must follow. It never words
     an anomaly: the first line it does not prove is judged by the exact path.
@@ -829,74 +827,31 @@ def _proven(parsed: list[Any], lines: list[str], at: int, seq: int, prev: str, l
     member cut out is the canonical entry without its hash, as _unsigned would cut it,
     and hashing those bytes must give the hash. Last, it chains: seq, prev, time order.
     A proven entry's prev becomes the string object of the hash before it (``prev``), so
-    the two equal strings are kept once.
-
-    The proof has two halves, which ``verify(spawn=...)`` runs in two processes: ``chain``
-    (the line's bytes, its hash, seq, prev and time order) and ``fields`` (the schema, and
-    the sharing of equal values); a caller running one half alone runs the other elsewhere
-    and trusts a line only when both proved it."""
+    the two equal strings are kept once."""
     dumps, sha256, bmp, long_line = orjson.dumps, hashlib.sha256, "\U00010000", MAX_LINE
     for i in range(at, len(lines)):
-        entry = parsed[i]
+        entry, line = parsed[i], lines[i]
+        data = line.encode()
         try:
-            if type(entry) is not dict:
+            if (len(data) > long_line or type(entry) is not dict
+                    or dumps(entry, option=_SORTED_SAFE) != data
+                    or (not line.isascii() and max(line) >= bmp)
+                    or not _plain_fields(entry, known)):
                 return i - at
+            if data.count(_HASH_KEY) != 1:
+                return i - at
+            cut = data.find(_HASH_KEY)
+            digest = sha256(data[:cut] + data[cut + _HASH_MEMBER:]).hexdigest()
             ts = entry["ts"]
-            if chain:
-                line = lines[i]
-                data = line.encode()
-                if (len(data) > long_line or dumps(entry, option=_SORTED_SAFE) != data
-                        or (not line.isascii() and max(line) >= bmp)
-                        or data.count(_HASH_KEY) != 1):
-                    return i - at
-                cut = data.find(_HASH_KEY)
-                digest = sha256(data[:cut] + data[cut + _HASH_MEMBER:]).hexdigest()
-                if (type(entry["seq"]) is not int or entry["seq"] != seq
-                        or entry["prev"] != prev or digest != entry["hash"]
-                        or type(ts) is not int or ts < last_ts
-                        or (now is not None and ts > now)):
-                    return i - at
-            if fields:
-                if not _plain_fields(entry, known):
-                    return i - at
-                entry["prev"] = prev
+            if (type(entry["seq"]) is not int or entry["seq"] != seq or entry["prev"] != prev
+                    or digest != entry["hash"] or type(ts) is not int or ts < last_ts
+                    or (now is not None and ts > now)):
+                return i - at
         except (KeyError, TypeError, orjson.JSONEncodeError):
             return i - at
+        entry["prev"] = prev
         seq, prev, last_ts = seq + 1, entry["hash"], ts
     return len(lines) - at
-
-
-_UNKNOWN = object()  # the hash before a line that could not be read: equal to no prev
-
-
-def _after(entry: Any) -> tuple[Any, Any]:
-    """The (prev, last_ts) a line after ``entry`` must follow if the exact path accepts it
-    (an entry it cannot accept stops verification: whatever follows is never judged)."""
-    if type(entry) is not dict:
-        return _UNKNOWN, 0
-    return entry.get("hash", _UNKNOWN), entry.get("ts", 0)
-
-
-def _unproven_chain(text: str, now: int | None) -> list[int]:
-    """The 0-based indexes of the complete lines whose ``chain`` half ``_proven`` does not
-    prove, each followed as if the exact path accepted it: the helper's share of
-    ``verify(spawn=...)``."""
-    unproven: list[int] = []
-    seq, prev, last_ts = 0, GENESIS, 0
-    for block in _blocks(text):
-        parsed = _parse_block(block)
-        at = 0
-        while at < len(block):
-            sound = 0 if parsed is None else _proven(parsed, block, at, seq, prev, last_ts,
-                                                     now, {}, fields=False)
-            if sound:
-                at, seq = at + sound, seq + sound
-                prev, last_ts = parsed[at - 1]["hash"], parsed[at - 1]["ts"]  # type: ignore[index]
-                continue
-            unproven.append(seq)
-            prev, last_ts = _after(parsed[at] if parsed is not None else None)
-            at, seq = at + 1, seq + 1
-    return unproven
 
 
 def _too_long(line: str) -> bool:

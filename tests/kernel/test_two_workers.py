@@ -150,6 +150,61 @@ def test_a_flaw_in_the_helpers_half_of_verify_is_found() -> None:
     assert two.anomalies[0].type == "hash_mismatch" and two.anomalies[0].line == at + 1
 
 
+def _seam(text: str) -> int:
+    """The index of the first line the helper judges (as verify cuts the text)."""
+    end = text.rfind("\n") + 1
+    return text.count("\n", 0, text.find("\n", int(end * journal.FIRST_SHARE)) + 1)
+
+
+SEAM_FLAWS = {
+    "edited": lambda line: line.replace('"ts":', '"ts":1', 1),
+    "not json": lambda line: line[:40],
+    "empty": lambda line: "",
+    "another kind": lambda line: line.replace('"kind":"', '"kind":"X', 1),
+}
+
+
+@pytest.mark.parametrize("offset", [-2, -1, 0, 1])
+@pytest.mark.parametrize("flaw", sorted(SEAM_FLAWS))
+def test_a_flaw_at_the_seam_between_the_two_parts_is_found(offset: int, flaw: str) -> None:
+    lines = list(LARGE)
+    at = _seam("".join(lines)) + offset
+    lines[at] = SEAM_FLAWS[flaw](lines[at].rstrip("\n")) + "\n"
+    one, two = verify("".join(lines)), verify("".join(lines), spawn=Forked)
+    assert two.valid is False and two.as_json() == one.as_json(), (flaw, offset)
+    assert two.entries == one.entries
+
+
+@pytest.mark.parametrize("offset", [-1, 0])
+def test_a_sound_change_resealed_at_the_seam_is_judged_alike(offset: int) -> None:
+    """A line re-sealed with a changed body (its hash fits it): the next line's prev
+    breaks, wherever the seam falls."""
+    lines = list(LARGE)
+    at = _seam("".join(lines)) + offset
+    body = {k: v for k, v in json.loads(lines[at]).items() if k not in ("hash",)}
+    body["ts"] += 1
+    lines[at] = fast._with_hash(json.dumps({**body, "hash": "0" * 64}, sort_keys=True,
+                                           separators=(",", ":")) + "\n")
+    one, two = verify("".join(lines)), verify("".join(lines), spawn=Forked)
+    assert one.valid is False and two.as_json() == one.as_json()
+
+
+def test_on_a_sound_journal_the_parent_judges_only_its_part(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The helper's part is taken, not judged again (the verdict alone cannot tell)."""
+    judged: list[tuple[int, int]] = []
+    real = journal._lines
+
+    def recorded(text: str, begin: int, end: int, *args: Any) -> Any:
+        judged.append((begin, end))  # in this process only: the helper's are its own
+        return real(text, begin, end, *args)
+    monkeypatch.setattr(journal, "_lines", recorded)
+    text = "".join(LARGE)
+    assert verify(text, spawn=Forked).valid is True
+    assert len(judged) == 1 and judged[0][0] == 0
+    assert text.count("\n", 0, judged[0][1]) == _seam(text) < len(LARGE) * 0.6
+
+
 def test_an_open_effect_is_named_alike() -> None:
     lines = LARGE[:-1]  # the last effect's COMMITTED is cut: it stays DISPATCHED
     one, two = _both("".join(lines))
@@ -172,7 +227,7 @@ def test_a_helper_that_dies_leaves_the_work_to_the_parent(
         monkeypatch: pytest.MonkeyPatch) -> None:
     lines = _forged(LARGE, _first_dispatch_in("helper", after=100), attempt=2)
     expected = oracle.check("".join(lines)).as_json()
-    monkeypatch.setattr(journal, "_unproven_chain", _dies_in_the_child(journal._unproven_chain))
+    monkeypatch.setattr(journal, "_second_part", _dies_in_the_child(journal._second_part))
     monkeypatch.setattr(oracle, "_share", _dies_in_the_child(oracle._share))
     assert oracle.check("".join(lines), spawn=Forked).as_json() == expected
 
