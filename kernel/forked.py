@@ -58,13 +58,14 @@ class Forked(Generic[T]):
         if self.pid is not None:
             with os.fdopen(self.fd, "rb") as pipe:
                 data = pipe.read()
+            try:  # read while the child's memory is torn down; a cut pickle does not load
+                answer, whole = pickle.loads(data), True
+            except Exception:  # noqa: BLE001 - a partial answer: compute it here
+                answer, whole = None, False
             _, status = os.waitpid(self.pid, 0)
             self.pid = None
-            if os.waitstatus_to_exitcode(status) == 0:
-                try:
-                    return pickle.loads(data)  # type: ignore[no-any-return]
-                except Exception:  # noqa: BLE001 - a partial answer: compute it here
-                    pass
+            if whole and os.waitstatus_to_exitcode(status) == 0:
+                return answer  # type: ignore[no-any-return]
         return self.fn(*self.args)
 
     def __enter__(self) -> Forked[T]:

@@ -579,7 +579,7 @@ class Helper(Protocol[T]):
 
 Spawn = Callable[..., Helper[Any]]  # spawn(fn, *args) starts fn(*args) elsewhere
 FORK_MIN = 1 << 22  # characters (4 MiB, some 8,000 entries): below, a helper costs more
-FIRST_SHARE = 0.52  # of the characters judged by the caller; the rest (and pickling) by the helper
+FIRST_SHARE = 0.56  # of the characters judged by the caller; the rest (and pickling) by the helper
 Part = tuple[str, int, list[dict[str, Any]], Anomaly | None]  # what _second_part answers
 
 

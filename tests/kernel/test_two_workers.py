@@ -238,6 +238,8 @@ def test_a_partial_answer_is_not_believed(monkeypatch: pytest.MonkeyPatch) -> No
     lines = list(LARGE)
     lines[7] = lines[7].replace('"ts":', '"ts":1', 1)
     assert verify("".join(lines), spawn=Forked).as_json() == verify("".join(lines)).as_json()
+    forged = "".join(_forged(LARGE, _first_dispatch_in("helper", after=100), attempt=2))
+    assert oracle.check(forged, spawn=Forked).as_json() == oracle.check(forged).as_json()
 
 
 def test_without_fork_the_parent_computes(monkeypatch: pytest.MonkeyPatch) -> None:
