@@ -506,7 +506,7 @@ def _verify(text: str | bytes, now: int | None, expected_head: str | None,
     except JournalError as exc:
         return _invalid(verdict, Anomaly("malformed", exc.line_no, str(exc)))
     end = text.rfind("\n") + 1  # where the complete lines end
-    if fast and spawn is not None and end >= FORK_MIN:
+    if fast and spawn is not None and end >= max(FORK_MIN, 1):  # the caller gets a line
         cut = text.find("\n", int(end * FIRST_SHARE)) + 1  # the helper's lines start here
         with spawn(_second_part, text, cut, end, now) as helper:
             problem = _lines(text, 0, cut, 0, GENESIS, 0, now, fast, verdict.entries)
@@ -514,7 +514,7 @@ def _verify(text: str | bytes, now: int | None, expected_head: str | None,
                 problem = _joined(text, cut, end, now, verdict.entries, helper.result())
     else:
         problem = _lines(text, 0, end, 0, GENESIS, 0, now, fast, verdict.entries)
-    return _ending(verdict, problem, text, now, expected_head)
+    return _ending(verdict, problem, text, end, now, expected_head)
 
 
 def _lines(text: str, begin: int, end: int, start: int, prev: str, last_ts: int,
@@ -546,15 +546,15 @@ def _lines(text: str, begin: int, end: int, start: int, prev: str, last_ts: int,
     return None
 
 
-def _ending(verdict: Verdict, problem: Anomaly | None, text: str, now: int | None,
+def _ending(verdict: Verdict, problem: Anomaly | None, text: str, end: int, now: int | None,
             expected_head: str | None) -> Verdict:
-    """The verdict once the complete lines are judged (``problem``: the first bad one):
-    then the torn last line, if any, and the expected head."""
+    """The verdict once the complete lines (up to ``end``) are judged (``problem``: the
+    first bad one): then the torn last line, if any, and the expected head."""
     if problem is not None:
         return _invalid(verdict, problem)
     entries, start = verdict.entries, len(verdict.entries)
     prev, last_ts = (entries[-1]["hash"], entries[-1]["ts"]) if entries else (GENESIS, 0)
-    tail = text[text.rfind("\n") + 1:]  # after the last newline: a torn write, if anything
+    tail = text[end:]  # after the last newline: a torn write, if anything
     if tail:
         problem = _torn_problem(tail, start, prev, last_ts, now)
         if problem is not None:
@@ -604,15 +604,14 @@ def _second_part(text: str, begin: int, end: int, now: int | None) -> Part | Non
 
 def _joined(text: str, begin: int, end: int, now: int | None, entries: list[dict[str, Any]],
             part: Part | None) -> Anomaly | None:
-    """After the caller's lines (``entries``, all sound): the helper's part if it followed
-    exactly the entry they end with, else the rest judged here."""
-    last = entries[-1] if entries else None
-    if part is not None and last is not None and (part[0], part[1]) == (last["hash"],
-                                                                         last["ts"]):
+    """After the caller's lines (``entries``, all sound, at least one: the cut follows a
+    newline): the helper's part if it followed exactly the entry they end with, else the
+    rest judged here."""
+    last = entries[-1]
+    if part is not None and (part[0], part[1]) == (last["hash"], last["ts"]):
         entries += part[2]
         return part[3]
-    prev, last_ts = (last["hash"], last["ts"]) if last is not None else (GENESIS, 0)
-    return _lines(text, begin, end, len(entries), prev, last_ts, now, True, entries)
+    return _lines(text, begin, end, len(entries), last["hash"], last["ts"], now, True, entries)
 
 
 def _blocks(text: str, begin: int = 0, end: int = -1) -> Iterator[list[str]]:

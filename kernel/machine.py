@@ -417,7 +417,7 @@ def _send(effect: Effect, now: int, checks: dict[str, Any], phase: str,
                   Executed.UNKNOWN, None,
                   checks if phase == "dispatch" else effect.authorized, effect.admission,
                   effect.verified)
-    p = effect.proposal
+    p = effect.proposal  # _entry's members spelled out here and in _ack: the hottest entries
     entry = {"kind": "DISPATCHED", "effect_id": p.effect_id, "ts": now, "attempt": attempt,
              "phase": phase, "deadline": deadline, "claim_until": claim_until,
              "first_sent_at": first, "checks": checks}
