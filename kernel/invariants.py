@@ -394,8 +394,10 @@ UNIT_REASONS = ("plan_superseded", "claim_expired", "read_overlap_moved", "over_
 
 def unit_check(e: Entry) -> str:
     """The unit check a refusal names, at admission, dispatch or recovery (a recovery's
-    reason is the check's name with ``_at_recovery``), or ""."""
-    reason = str(e.get("reason", "")).removesuffix("_at_recovery")
+    reason is the check's name with ``_at_recovery``, and ``_cannot_confirm`` after it when
+    it ends AMBIGUOUS), or ""."""
+    reason = str(e.get("reason", "")).removesuffix("_cannot_confirm")
+    reason = reason.removesuffix("_at_recovery")
     return reason if reason in UNIT_REASONS else ""
 
 
@@ -457,6 +459,8 @@ def _resend_was_safe(fx: Effect, walk: Walk, e: Entry) -> bool:
     if walk.first_sent is None or not fx.window_open(walk.first_sent, ts) or ts < walk.claim:
         return False
     if not fx.bounded():  # a late landing could outlast the window: no resend was safe
+        return False
+    if unit_reason(fx, e):  # a unit check failed (judged with G1-G8): no resend was safe
         return False
     return checks is None or (fx.lease_live(checks, ts) and not fx.stale(checks))
 
@@ -806,10 +810,10 @@ def _unit_step(bus: Bus, u: Unit, e: Entry, out: Report) -> None:
         u.landed = True
     elif kind == "VERIFIED" and e.get("result") == "failed":
         u.failed = True
-    elif kind == "REFUSED" and u.final is None and unit_check(e) \
+    elif kind in ("REFUSED", "AMBIGUOUS") and u.final is None and unit_check(e) \
             and not _unit_refusal_cause(bus, u, e):
         out.add(u.fx, "K10", "unit_refused_without_cause", f"{line(e)}: unit {u.fx.short} is "
-                f"REFUSED as '{e.get('reason')}', which the journal before it does not "
+                f"{kind} as '{e.get('reason')}', which the journal before it does not "
                 f"support.", line(e))
     _unit_final(u, e, out)
 

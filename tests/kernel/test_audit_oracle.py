@@ -1,0 +1,89 @@
+"""Journals an outside audit found the oracle judging wrongly, each kept with its verdict.
+
+How it works. ``Run`` drives the real kernel (``kernel.Effects``, the journal-wide view of
+``kernel.Folder``) and keeps the sealed entries and the target's record; a case then asks
+``kernel.oracle.check`` (and, where the fault was there, the independent
+``kernel.invariants.check`` alone) for the verdict DESIGN.md gives.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import kernel as k
+from kernel import invariants
+from kernel.oracle import check
+
+TIMING = k.Timing(send_timeout=200, settle_margin=100, dedup_margin=1_000)
+DEDUPE_ONLY = k.Capabilities(dedupes=True, queryable=False, dedup_window=100_000)
+LIVE = k.Lease("L", 10**9)
+FACTS = {"f": 1}
+
+
+class Run:
+    """One journal written by the kernel, and what the target saw."""
+
+    def __init__(self) -> None:
+        self.chain, self.effects, self.folder = k.Chain(), k.Effects(), k.Folder()
+        self.entries: list[dict[str, Any]] = []
+        self.history: list[dict[str, Any]] = []
+        self.plan = k.Plan("p", 1)
+
+    def propose(self, now: int, caps: k.Capabilities, unit: k.Coordination | None = None
+                ) -> str:
+        p = k.Proposal(payload={"u": now}, premises=FACTS, lease="L", capabilities=caps,
+                       timing=TIMING, key={"u": now}, coordination=unit)
+        self.step(k.Propose(now, p))
+        return p.effect_id
+
+    def step(self, event: Any, eid: str | None = None) -> None:
+        for c in self.effects.apply(event, eid):
+            if isinstance(c, k.Append):
+                entry = self.chain.seal(c.entry)[0]
+                self.entries.append(entry)
+                self.folder.add(entry)
+            elif isinstance(c, k.Send):
+                self.history.append({"op": "send", "effect_id": c.effect_id, "ts": event.now,
+                                     "attempt": c.attempt})
+
+    def unit(self) -> dict[str, Any]:
+        return {"view": self.folder.view(), "plan": self.plan}
+
+    def send(self, eid: str, now: int) -> None:
+        """Admit at now, dispatch at now + 1."""
+        self.step(k.Authorize(now, LIVE, FACTS, seq=self.chain.seq, **self.unit()), eid)
+        self.step(k.Dispatch(now + 1, LIVE, FACTS, **self.unit()), eid)
+
+
+def test_a_unit_check_failing_at_recovery_inside_the_window_is_honestly_ambiguous() -> None:
+    """Dedupe-only target, plan superseded during the outage, recovery inside the dedup
+    window: the kernel may not resend (G8) and cannot look it up, so AMBIGUOUS
+    'plan_superseded_at_recovery_cannot_confirm' is the only honest end. The invariants
+    called it a needless ambiguity ("a resend was safe"), rejecting the kernel's journal."""
+    run = Run()
+    a = run.propose(0, DEDUPE_ONLY, k.Coordination(writes=("x",), plan="p", plan_version=1))
+    run.send(a, 1)
+    run.plan = k.Plan("p", 2)
+    run.step(k.Recover(400, LIVE, FACTS, **run.unit()), a)
+    assert run.entries[-1]["reason"] == "plan_superseded_at_recovery_cannot_confirm"
+    assert invariants.check(run.entries, run.history, complete=True) == []
+    assert check(run.entries, run.history, complete=True, now=10**12).valid is True
+
+
+def _resealed(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    chain = k.Chain()
+    return [chain.seal({n: v for n, v in e.items() if n not in ("seq", "prev", "hash")})[0]
+            for e in entries]
+
+
+def test_an_ambiguity_blamed_on_a_unit_check_that_held_is_flagged() -> None:
+    """The same journal with the plan check recording the plan still current: the unit
+    reason is unsupported, which the independent layer must say on its own (K10)."""
+    run = Run()
+    a = run.propose(0, DEDUPE_ONLY, k.Coordination(writes=("x",), plan="p", plan_version=1))
+    run.send(a, 1)
+    run.plan = k.Plan("p", 2)
+    run.step(k.Recover(400, LIVE, FACTS, **run.unit()), a)
+    run.entries[-1]["checks"]["unit"]["plan"].update(current=1, ok=True)
+    found = invariants.check(_resealed(run.entries))
+    assert [(v.invariant, v.type) for v in found] == [("K10", "unit_refused_without_cause")]
