@@ -595,10 +595,11 @@ def check_applies(fx: Effect, walk: Walk, out: Report, complete: bool) -> None:
                 out.add(fx, "K1", "applied_unknown_effect", f"{where} was applied, but the "
                         f"journal never names it.", f"h{i}")
             continue
-        ts = a.get("ts")
-        if type(ts) is int and (walk.first_sent is None or walk.first_sent > ts):
-            out.add(fx, "K1", "applied_without_intent", f"{where} was applied at {ts} with no "
-                    f"earlier durable DISPATCHED of that effect.", f"h{i}")
+        ts = a.get("ts")  # an untimed application (a list of ids) still needs a DISPATCHED
+        if walk.first_sent is None or (type(ts) is int and walk.first_sent > ts):
+            out.add(fx, "K1", "applied_without_intent", f"{where} was applied"
+                    f"{f' at {ts}' if type(ts) is int else ''} with no earlier durable "
+                    f"DISPATCHED of that effect.", f"h{i}")
         digest = a.get("payload_digest")
         if bound is not None and digest is not None and digest != bound:
             out.add(fx, "K3", "payload_not_bound", f"{where} was applied with a payload other "

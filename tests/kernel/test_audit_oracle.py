@@ -87,3 +87,16 @@ def test_an_ambiguity_blamed_on_a_unit_check_that_held_is_flagged() -> None:
     run.entries[-1]["checks"]["unit"]["plan"].update(current=1, ok=True)
     found = invariants.check(_resealed(run.entries))
     assert [(v.invariant, v.type) for v in found] == [("K10", "unit_refused_without_cause")]
+
+
+def test_an_untimed_application_of_an_effect_never_dispatched_is_k1() -> None:
+    """History given as a list of applied ids (no times): an effect left AUTHORIZED was
+    applied by the target. K1 needs a DISPATCHED before any application; the check only
+    looked when the record had a time, so the oracle said valid."""
+    run = Run()
+    a = run.propose(0, k.Capabilities(dedupes=False, queryable=True, lookup_lag=50))
+    run.step(k.Authorize(1, LIVE, FACTS), a)
+    verdict = check(run.entries, [a], now=10**12)
+    assert verdict.valid is False
+    assert [(x["invariant"], x["type"]) for x in verdict.anomalies] == \
+        [("K1", "applied_without_intent")]
