@@ -142,9 +142,11 @@ def add_definitions(loader, mod, mod_env, target):
                                               function=False, start=unit.start, end=unit.end)
             target[unit.name] = mod_env[unit.name] = DefB(node, mod_env)
         elif kind == "Instance":
+            # an unnamed INSTANCE imports the module's definitions, the named instances
+            # among them too (`C == INSTANCE Chan` there makes `C!Op` usable here)
             inst = instance_binding(loader, unit, mod_env, mod.path)
             for name, b in inst.env.items():
-                if isinstance(b, DefB):
+                if isinstance(b, (DefB, InstB)):
                     target[name] = b
                     mod_env[name] = b
 
