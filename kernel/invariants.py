@@ -483,6 +483,10 @@ def _late(fx: Effect, walk: Walk, e: Entry, out: Report) -> None:
     if e.get("answer") == "ack" and e.get("attempt") not in walk.dispatched:
         out.add(fx, "K7", "ack_of_unsent_attempt", f"{where} records an ack of attempt "
                 f"{e.get('attempt')}, which was never dispatched.", line(e))
+    if e.get("answer") == "lookup" and not fx.caps().get("queryable"):
+        out.add(fx, "K7", "lookup_at_unqueryable_target", f"{where} records a lookup answer "
+                f"from a target that cannot be looked up.", line(e))
+        return  # no such answer exists: it settles nothing
     confirms = e.get("answer") == "ack" or e.get("found") is True
     if confirms and final["kind"] == "REFUSED" and final.get("executed", "false") == "false":
         out.add(fx, "K7", "refused_but_confirmed", f"{where}: the target confirmed an effect "

@@ -248,6 +248,9 @@ def _late(effect: Effect | None, entry: Entry, ctx: Context) -> Event:
                              f"a late ack of attempt {attempt}, but the kernel sent "
                              f"{effect.attempts} attempt(s) of this effect")
         return Ack(entry["ts"], attempt)
+    if not effect.proposal.capabilities.queryable:  # as a Recover with a lookup: impossible
+        raise Divergence("impossible_observation", "answer", "a late lookup answer from a "
+                         "target that cannot be looked up")
     found = _need(entry, "found", "a lookup answer says whether the effect was found")
     asked = entry.get("asked_at")
     if asked is not None and asked > entry["ts"]:

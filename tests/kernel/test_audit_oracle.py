@@ -100,3 +100,23 @@ def test_an_untimed_application_of_an_effect_never_dispatched_is_k1() -> None:
     assert verdict.valid is False
     assert [(x["invariant"], x["type"]) for x in verdict.anomalies] == \
         [("K1", "applied_without_intent")]
+
+
+def test_a_late_lookup_answer_from_a_target_that_cannot_be_looked_up_is_impossible() -> None:
+    """Tier 3 ends AMBIGUOUS, then a LATE lookup "found" settles its receipt executed=true.
+    A tier-3 target cannot be looked up (a Recover with a lookup from it is an illegal
+    event), so the answer cannot have happened; the oracle accepted it, settlement and
+    all. Both layers must reject it."""
+    run = Run()
+    a = run.propose(0, k.Capabilities(dedupes=False, queryable=False))
+    run.step(k.Authorize(1, LIVE, FACTS), a)
+    run.step(k.Dispatch(2, LIVE, FACTS), a)
+    run.step(k.Recover(400, LIVE, FACTS), a)
+    run.step(k.LookupAnswer(500, True, 499), a)  # the machine journals it (its root)
+    assert [e["kind"] for e in run.entries][-2:] == ["AMBIGUOUS", "LATE"]
+    records = [{"op": "apply", "effect_id": a, "ts": 3}]
+    verdict = check(run.entries, records, now=10**12)
+    assert verdict.valid is False
+    assert verdict.anomalies[0]["type"] == "impossible_observation"
+    assert [(v.invariant, v.type) for v in invariants.check(run.entries, records)] == \
+        [("K7", "lookup_at_unqueryable_target")]
