@@ -35,7 +35,15 @@ WORLD_EVENTS = ("manual_refund", "revoke_lease", "withdraw_approval", "hold_cust
 # from then on: a live lease that is not the decision's authority. Drawn apart from
 # WORLD_EVENTS (last, see plan_from_seed) so older seeds keep their plans.
 LEASE_RENEWAL = "renew_lease"
-ALL_WORLD_EVENTS = (*WORLD_EVENTS, LEASE_RENEWAL)
+# Drawn last too (see _late_knobs): the fact source stops reporting a premise's fact
+# ("hide_fact") or reports it as another JSON type ("retype_fact": false becomes 0, as a
+# database without booleans would); the decision's lease reaches its expiry exactly when the
+# worker next checks it ("lease_expires": at the dispatch, or at the restart). Each tests a
+# boundary of the kernel's checks: an unobserved fact, JSON equality, the lease's last instant.
+FACT_FAULTS = ("hide_fact", "retype_fact")
+LEASE_EXPIRY = "lease_expires"
+LATE_WORLD_EVENTS = (LEASE_RENEWAL, *FACT_FAULTS, LEASE_EXPIRY)
+ALL_WORLD_EVENTS = (*WORLD_EVENTS, *LATE_WORLD_EVENTS)
 PREMISES = ("touched", "untouched")  # does the decision rely on a fact its own effect moves?
 IN_FLIGHT = ("deadline", "bounded", "neither")  # how a late request is kept from landing
 # Worlds where an assumption the kernel's safety rests on is broken (sim.assumptions):
@@ -48,6 +56,7 @@ BREAKS = ("lookup_lag", "dedup_window", "fsync", "conditional_append")
 WORLDS = ("in_flight", "in_flight_declared", *BREAKS)
 DEDUP_WINDOW = 60_000  # ms: the dedup window of deduplicating targets in the simulator
 SEND_TIMEOUT = 2_000  # ms: the kernel's send timeout (sim.tiers.TIMING), also the delivery bound
+DEDUP_MARGIN = 5_000  # ms: the kernel's dedup margin (sim.tiers.TIMING)
 _CRASH_ONLY = ("crash_delay", "torn", "outage", "recoverers", "during_outage", "recrash")
 
 
@@ -78,6 +87,8 @@ class FaultPlan:
     in_flight: str = "deadline"  # the target drops late requests | delivery is bounded | neither
     declares_no_bound: bool = False  # with "neither": the target says it bounds nothing
     breaks: str | None = None  # one of BREAKS: an assumption this world does not honour
+    eager_lookup: bool = False  # the restarted kernel driver looks the effect up at once and
+    # offers that (early) answer to every later recovery step that has no fresher one
 
     def __post_init__(self) -> None:
         if self.premises not in PREMISES:
@@ -293,4 +304,26 @@ def _late_knobs(r: random.Random, plan: FaultPlan, world: str | None) -> FaultPl
     if declared and world is None and plan.in_flight == "deadline":  # keep bounded cases
         slow = plan.slow_send or (r.randint(SEND_TIMEOUT + 1, 8_000) if late else 0)
         plan = replace(plan, in_flight="neither", declares_no_bound=True, slow_send=slow)
+    return _boundary_knobs(r, plan)
+
+
+def _boundary_knobs(r: random.Random, plan: FaultPlan) -> FaultPlan:
+    """The knobs added last (drawn after every other): a fact hidden or retyped and the
+    lease expiring at the instant it is next checked (during the outage in a case with a
+    crash, else before the dispatch: before the dispatch of a crash case they would stop
+    the first send, and with it the faults that need one); a driver that offers an early
+    lookup answer; a restart at the very instant the dedup window closes (first send +
+    window - margin)."""
+    fact, fact_kind, expiry = r.random() < 0.3, r.choice(FACT_FAULTS), r.random() < 0.2
+    eager, edge = r.random() < 0.6, r.random() < 0.4
+    when = "during_outage" if plan.crash else "before_dispatch"
+    events = (fact_kind,) * fact + (LEASE_EXPIRY,) * expiry
+    plan = replace(plan, **{when: getattr(plan, when) + events})
+    if plan.crash:
+        plan = replace(plan, eager_lookup=eager)
+    if edge and plan.crash in ("before_send", "sent") and not plan.slow_send:  # (a slow send
+        # must land after the restart) the crash comes crash_delay after the send:
+        # and nothing else happens meanwhile that would decide the recovery on its own
+        plan = replace(plan, outage=DEDUP_WINDOW - DEDUP_MARGIN - plan.crash_delay,
+                       during_outage=(), recrash=None)
     return plan

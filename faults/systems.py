@@ -256,10 +256,12 @@ class KernelWorker:
         node = self.node
         return node.lease(), node.facts(eid if node.caps.queryable else None)
 
-    def advance(self, eid: str) -> Proc:
-        """Drive one effect to a final state: authorize, dispatch, await, recover."""
+    def advance(self, eid: str, early: Lookup | None = None) -> Proc:
+        """Drive one effect to a final state: authorize, dispatch, await, recover. ``early``
+        (plan.eager_lookup): a lookup answer offered to every recovery step that has no
+        fresher one (the kernel must count only answers asked after the claim's end)."""
         node = self.node
-        lookup = None
+        lookup = early
         while True:
             state = self.state(eid)
             if state is None or state.final:
@@ -271,7 +273,10 @@ class KernelWorker:
                 event = Dispatch(node.now, lease, facts)
             else:
                 event = Recover(node.now, lease, facts, lookup)
-                lookup = None
+                if lookup is not None and lookup is early and \
+                        node.now >= self.effects.by_id[eid].claim_until > early.asked_at:
+                    node.run.took.add("early lookup")  # offered where it must not count
+                lookup = early
                 if node.generation:
                     seen = node.run.recoverers_seen.setdefault(eid, set())
                     seen.add(node.index)
@@ -392,7 +397,11 @@ class Kernel:
             return  # nothing to wait out: the crash comes as recovery starts
         node.log("kernel", "recover", "recovery: effect open in the journal",
                  state=effect.state.value)
-        yield from kw.advance(eid)
+        early = None
+        if node.plan.eager_lookup and node.caps.queryable:
+            asked = node.now
+            early = Lookup((yield node.query(eid)), asked)
+        yield from kw.advance(eid, early)
 
 
 SYSTEMS: dict[str, Any] = {s.name: s for s in (Naive(), Idempotency(), Durable(), Kernel())}

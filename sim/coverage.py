@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from faults.plans import LEASE_RENEWAL, WORLD_EVENTS
+from faults.plans import LATE_WORLD_EVENTS, LEASE_EXPIRY, LEASE_RENEWAL, WORLD_EVENTS
 from sim.tiers import TIER_NAMES
 
 FLOOR = 0.05
@@ -21,12 +21,13 @@ KINDS = ("crash before send", "crash in flight", "crash after apply", "crash aft
          "late recovery", "crash during recovery", "two recoverers", "torn write",
          *(f"{e} before dispatch" for e in WORLD_EVENTS),
          *(f"{e} during outage" for e in WORLD_EVENTS if e != "manual_refund"),
-         f"{LEASE_RENEWAL} before dispatch", f"{LEASE_RENEWAL} during outage",
+         f"{LEASE_RENEWAL} before dispatch", *(f"{e} during outage" for e in LATE_WORLD_EVENTS),
          "duplicate submit", "conflicting payload", "model re-decides", "slow send",
-         "ack lost", "late ack", "lookup lag", "delivery bound", "late delivery")
+         "ack lost", "late ack", "lookup lag", "delivery bound", "late delivery", "early lookup")
 # Where a fault can matter: a dedup window only at deduplicating tiers, a lookup lag only
 # where the target can be looked up. Everything else applies at every tier.
-APPLIES = {"late recovery": ("t1", "t1d"), "lookup lag": ("t1", "t2")}
+APPLIES = {"late recovery": ("t1", "t1d"), "lookup lag": ("t1", "t2"),
+           "early lookup": ("t1", "t2")}
 NOTES = {
     "lookup lag": "the lag hid the applied effect from a lookup, or it landed so close to its "
                   "deadline that a lookup made at the deadline would have missed it (the "
@@ -39,6 +40,10 @@ NOTES = {
     "late ack": "the delayed answer arrived after the sender's timeout or crash",
     f"{LEASE_RENEWAL} before dispatch": "the decision's lease was revoked and the agent held "
                                         "a fresh one of another id",
+    f"{LEASE_EXPIRY} during outage": "the decision's lease expired at the very instant of the "
+                                     "restart",
+    "early lookup": "a lookup answer asked before the claim's end was offered to a recovery "
+                    "step after it",
     "late delivery": "a request reached a target that keeps no in-flight bound (and says so) "
                      "after its deadline",
 }

@@ -120,6 +120,24 @@ MUTANTS = (
     Mutant("stale_first_only", "only the first premise is compared with the facts",
            "model.py", "        if not (fact == want if",
            "        if name == p.premise_names[0] and not (fact == want if"),
+    # Boundaries, caught since the world hides and retypes facts, expires the lease at the
+    # instant of a check, offers early lookups and restarts as the dedup window closes.
+    Mutant("lease_live_at_expiry", "a lease is taken as live at its very expiry instant",
+           "model.py", "return not self.revoked and now < self.expires_at",
+           "return not self.revoked and now <= self.expires_at"),
+    Mutant("missing_fact_not_stale", "a premise whose fact nobody reported is taken as holding",
+           "model.py", "            seen[name] = None\n            stale.append(name)\n",
+           "            seen[name] = None\n"),
+    Mutant("bool_equals_int", "a fact 0 supports a premise false (Python's ==, not JSON's)",
+           "model.py", "    if ta is bool or tb is bool:\n        return False",
+           "    if False:\n        return False"),
+    Mutant("dedup_window_last_instant", "a resend relies on the dedup window at the instant it "
+           "closes", "recovery.py",
+           "    return now < effect.first_sent_at + caps.dedup_window - timing.dedup_margin",
+           "    return now <= effect.first_sent_at + caps.dedup_window - timing.dedup_margin"),
+    Mutant("early_lookup_counts", "a lookup asked before the claim's end is taken as evidence",
+           "recovery.py", "(lookup is None or lookup.asked_at < effect.claim_until)",
+           "(lookup is None)"),
 )
 BY_NAME = {m.name: m for m in MUTANTS}
 

@@ -15,6 +15,7 @@ own refund leaks whether it landed); "untouched" relies only on facts the refund
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,6 +53,7 @@ class RefundStory:
         self.first_premises: dict[str, dict[str, Any]] = {}
         self.touched = True  # the premises include the refunded total
         self.hold = False  # the customer's account is on hold (a premise the refund never moves)
+        self.hold_reported = "bool"  # how the fact source reports it: "bool", "int", "none"
 
     def configure(self, plan: FaultPlan) -> None:
         self.touched = plan.premises == "touched"
@@ -104,17 +106,19 @@ class RefundStory:
 
     def facts(self, exclude: str | None = None) -> dict[str, Any]:
         """The world now; ``exclude`` removes one decision's (or effect's) own refunds."""
-        facts: dict[str, Any] = {"case_4471.approves": self.approval, "order_881.paid": PAID,
-                                 "customer.hold": self.hold}
+        facts: dict[str, Any] = {"case_4471.approves": self.approval, "order_881.paid": PAID}
+        if self.hold_reported != "none":
+            facts["customer.hold"] = self.hold if self.hold_reported == "bool" else int(self.hold)
         if self.touched:
             own = self.own.get(exclude, 0) if exclude is not None else 0
             facts["order_881.refunded"] = self.hand + self.system_total - own
         return facts
 
     def premises_hold(self, decision: str) -> bool:
-        """Ground truth: the first decision's premises hold, its own refunds excluded."""
+        """Ground truth: the first decision's premises hold, its own refunds excluded, by
+        JSON equality (a fact of another JSON type, 0 for false, is another fact)."""
         first = self.first_premises.get(decision)
-        return first is None or self.facts(decision) == first
+        return first is None or _json(self.facts(decision)) == _json(first)
 
     # ---------------------------------------------------------------- world changes
 
@@ -138,6 +142,12 @@ class RefundStory:
         if name == "hold_customer":
             self.hold = True
             return "the customer's account is put on hold"
+        if name == "hide_fact":
+            self.hold_reported = "none"
+            return "the fact source stops reporting customer.hold"
+        if name == "retype_fact":
+            self.hold_reported = "int"
+            return "the fact source reports customer.hold as an integer (0 or 1)"
         return None
 
     @property
@@ -157,3 +167,7 @@ class RefundStory:
     def overreached(self) -> bool:
         """More refunded than approved (by whoever)."""
         return self.refunded > self.approved
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True)

@@ -6,10 +6,10 @@ only; t2 = can be looked up only, with a lookup lag; t3 = neither.
 
 from __future__ import annotations
 
-from faults.plans import DEDUP_WINDOW, SEND_TIMEOUT
+from faults.plans import DEDUP_MARGIN, DEDUP_WINDOW, SEND_TIMEOUT
 from kernel import Capabilities, Timing
 
-TIMING = Timing(send_timeout=SEND_TIMEOUT, settle_margin=1_000, dedup_margin=5_000)
+TIMING = Timing(send_timeout=SEND_TIMEOUT, settle_margin=1_000, dedup_margin=DEDUP_MARGIN)
 TIERS: dict[str, Capabilities] = {
     "t1": Capabilities(dedupes=True, queryable=True, dedup_window=DEDUP_WINDOW, lookup_lag=200),
     "t1d": Capabilities(dedupes=True, queryable=False, dedup_window=DEDUP_WINDOW),

@@ -33,7 +33,7 @@ from typing import Any
 import simpy
 from simpy.events import Initialize
 
-from faults.plans import DEDUP_WINDOW, LEASE_RENEWAL, SEND_TIMEOUT, FaultPlan
+from faults.plans import DEDUP_WINDOW, LEASE_EXPIRY, LEASE_RENEWAL, SEND_TIMEOUT, FaultPlan
 from faults.systems import DISPATCH_DELAY, LEASE_ID
 from kernel import Capabilities, Lease, replay
 from sim.clock import Clock, Task
@@ -71,6 +71,7 @@ class Run:
             configure(plan)
         self.disk = Disk()
         self.lease_revoked_at: int | None = None  # the decision's lease (LEASE_ID)
+        self.lease_expires_at: int | None = None  # its expiry, if the world sets one
         self.lease_renewed = False
         self.events: list[dict[str, Any]] | None = [] if trace else None
         self.history: list[dict[str, Any]] = []
@@ -166,6 +167,15 @@ class Run:
     # ---------------------------------------------------------------- the world
 
     def world_event(self, name: str, when: str) -> None:
+        if name == LEASE_EXPIRY:
+            if self.lease_expires_at is None:
+                # the instant the worker next checks: the dispatch, or the restart (the
+                # event fires halfway through the dispatch delay or the outage)
+                wait = self.plan.outage if when == "during outage" else DISPATCH_DELAY
+                self.lease_expires_at = self.now + wait - wait // 2
+                self.took.add(f"{name} {when}")
+                self.log("world", name, f"lease {LEASE_ID} expires at {self.lease_expires_at}")
+            return
         if name in ("revoke_lease", LEASE_RENEWAL):
             if self.lease_revoked_at is None:
                 self.lease_revoked_at = self.now
@@ -187,7 +197,17 @@ class Run:
         named (the kernel must not take it as the decision's authority)."""
         if self.lease_renewed:
             return RENEWED_LEASE
-        return REVOKED_LEASE if self.lease_revoked_at is not None else LIVE_LEASE
+        if self.lease_revoked_at is not None:
+            return REVOKED_LEASE
+        if self.lease_expires_at is not None:
+            return Lease(LEASE_ID, self.lease_expires_at, False)
+        return LIVE_LEASE
+
+    def lease_live(self) -> bool:
+        """Ground truth: the decision's lease is live now (its last instant is before its
+        expiry, never at it)."""
+        return self.lease_revoked_at is None and (self.lease_expires_at is None
+                                                  or self.now < self.lease_expires_at)
 
     # ---------------------------------------------------------------- crashes
 
@@ -419,7 +439,7 @@ class Node:
         req = Request(system=run.system.name, generation=self.generation, key=key,
                       payload=payload, digest=digest or plain_digest(payload),
                       decision=decision, sent_at=self.now,
-                      lease_live=run.lease_revoked_at is None,
+                      lease_live=run.lease_live(),
                       premises_hold=story.premises_hold(decision), deadline=deadline,
                       effect_id=effect_id, attempt=attempt, worker=self.number)
         done = self.env.event()

@@ -319,7 +319,8 @@
       else if (k === "restart") { shape = "circle"; fill = C.purple; txt = "\u21bb"; }
       else { shape = "hex"; fill = C.purple;
              txt = { revoke_lease: "L", renew_lease: "N", manual_refund: "$",
-                     withdraw_approval: "W", hold_customer: "H" }[k] || "!"; }
+                     withdraw_approval: "W", hold_customer: "H", hide_fact: "F",
+                     retype_fact: "F", lease_expires: "E" }[k] || "!"; }
     }
     const P = {
       square: "M-8,-8 H8 V8 H-8 Z", doc: "M-8,-10 H4 L8,-6 V10 H-8 Z",
@@ -381,6 +382,10 @@
     ["world", "hold_customer", "the world moves: the customer's account is put on hold (H)"],
     ["world", "renew_lease", "the world moves: the decision's lease revoked, a new lease held " +
      "under another id (N)"],
+    ["world", "hide_fact", "the fact source stops reporting a premise's fact, or reports it " +
+     "as another JSON type (F)", ["retype_fact"]],
+    ["world", "lease_expires", "the decision's lease expires at the instant it is next " +
+     "checked (E)"],
   ];
   function buildLegend() {
     const ul = $("legend-list");

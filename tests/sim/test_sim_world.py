@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 from kernel import Capabilities
+from faults.plans import FaultPlan
 from sim.disk import Disk
 from sim.target import Request, Target
 from sim.tiers import TIERS
@@ -86,3 +87,35 @@ def test_traces_name_the_worker_of_every_event_it_caused():
             if plan.recoverers == 2 and name != "durable":  # durable: the engine's lock
                 workers = {(e.get("details") or {}).get("worker") for e in events}
                 assert {2, 3} <= workers, f"{name}: both recoverers act"
+
+
+def test_facts_hidden_or_retyped_no_longer_support_the_premises():
+    from sim.refund import DECISION, RefundStory
+    for event in ("hide_fact", "retype_fact"):
+        story = RefundStory()
+        story.decide(story.jobs(FaultPlan())[0], False, FaultPlan())
+        assert story.premises_hold(DECISION)
+        assert story.world_event(event) is not None
+        assert not story.premises_hold(DECISION), event  # 0 is not false, absent is not false
+
+
+def test_the_lease_expires_at_the_next_check_and_is_dead_at_that_instant():
+    from faults.systems import SYSTEMS
+    from sim.world import Run
+    plan = FaultPlan(crash="before_send", outage=5_000, during_outage=("lease_expires",))
+    run = Run(plan, SYSTEMS["kernel"], "t1d", 0).run()  # dedup open: only the lease stops it
+    expiry = run.lease_expires_at
+    assert expiry == run.outages[0][1]  # the restart instant
+    assert run.lease().expires_at == expiry and not run.lease_live()
+    assert run.receipts[0]["final"] == "AMBIGUOUS"
+    assert [req.sent_at for req in run.sent if req.sent_at >= expiry] == []
+
+
+def test_plans_draw_the_boundary_knobs_without_moving_older_fields():
+    from faults.plans import FACT_FAULTS, LEASE_EXPIRY, plan_from_seed
+    plans = [plan_from_seed(s) for s in range(400)]
+    outage = [e for p in plans for e in p.during_outage]
+    assert {*FACT_FAULTS, LEASE_EXPIRY} <= set(outage)
+    assert any(p.eager_lookup for p in plans)
+    assert any(p.outage == 55_000 - p.crash_delay for p in plans)
+    assert plan_from_seed(7).summary() == plan_from_seed(7).summary()
