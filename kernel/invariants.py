@@ -621,6 +621,9 @@ def _receipts_against_record(fx: Effect, walk: Walk, out: Report) -> None:
             and fx.applies:
         out.add(fx, "K7", "refused_but_applied", f"{line(final)}: effect {fx.short} is REFUSED "
                 f"with executed=false but the target applied it.", line(final), *witnesses)
+    if final["kind"] == "REFUSED" and final.get("executed") == "true" and not fx.applies:
+        out.add(fx, "K7", "executed_not_applied", f"{line(final)}: effect {fx.short} is REFUSED "
+                f"with executed=true but the target never applied it.", line(final))
     if walk.settled is not None and not fx.applies:
         out.add(fx, "K7", "settled_not_applied", f"{line(walk.settled)}: a late answer settles "
                 f"effect {fx.short} as executed, but the target never applied it.",

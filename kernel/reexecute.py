@@ -129,10 +129,19 @@ def _proposal(entry: Entry, ctx: Context) -> Proposal:
                         lease=entry["lease"], key=entry["key"], target=entry["target"],
                         capabilities=_setup(Capabilities, entry["capabilities"], ctx),
                         timing=_setup(Timing, entry["timing"], ctx),
-                        coordination=Coordination.from_json(unit) if unit is not None else None)
+                        coordination=_coordination(unit) if unit is not None else None)
     except (KernelError, TypeError, ValueError) as exc:
         raise Divergence("refused_proposal", "kind",
                          f"the kernel refuses this proposal: {exc}") from None
+
+
+def _coordination(unit: Any) -> Coordination:
+    """A unit's record; its budget and plan are named by strings (or null), as the model
+    declares: the view is keyed by them, so an unhashable name would crash its fold."""
+    c = Coordination.from_json(unit)
+    if not all(name is None or type(name) is str for name in (c.budget, c.plan)):
+        raise KernelError("a unit's budget and plan are named by strings")
+    return c
 
 
 def _setup(kind: Any, record: Any, ctx: Context) -> Any:

@@ -8,10 +8,15 @@ How it works. ``Run`` drives the real kernel (``kernel.Effects``, the journal-wi
 
 from __future__ import annotations
 
+import contextlib
+import io
+from pathlib import Path
 from typing import Any
 
 import kernel as k
 from kernel import invariants
+from kernel.__main__ import main
+from kernel.journal import render
 from kernel.oracle import check
 
 TIMING = k.Timing(send_timeout=200, settle_margin=100, dedup_margin=1_000)
@@ -120,3 +125,42 @@ def test_a_late_lookup_answer_from_a_target_that_cannot_be_looked_up_is_impossib
     assert verdict.anomalies[0]["type"] == "impossible_observation"
     assert [(v.invariant, v.type) for v in invariants.check(run.entries, records)] == \
         [("K7", "lookup_at_unqueryable_target")]
+
+
+def test_refused_executed_true_needs_an_application_in_the_record() -> None:
+    """A unit that requires verification lands (ack), fails it, and is REFUSED
+    'verification_failed' with executed=true; the target's record shows the send and no
+    application. executed=true is true only when the target applied it (K7), as for a
+    COMMITTED receipt; the oracle said valid."""
+    run = Run()
+    a = run.propose(0, k.Capabilities(dedupes=True, queryable=True, dedup_window=100_000,
+                                      lookup_lag=50), k.Coordination(writes=("x",), verify=True))
+    run.send(a, 1)
+    run.step(k.Ack(3, 1), a)
+    run.step(k.Verification(4, "failed"), a)
+    assert (run.entries[-1]["kind"], run.entries[-1]["executed"]) == ("REFUSED", "true")
+    verdict = check(run.entries, run.history, now=10**12)
+    assert [(x["invariant"], x["type"]) for x in verdict.anomalies] == \
+        [("K7", "executed_not_applied")]
+    applied = [*run.history, {"op": "apply", "effect_id": a, "ts": 2}]
+    assert check(run.entries, applied, now=10**12).valid is True
+
+
+def test_a_unit_budget_or_plan_that_is_no_name_is_refused_not_a_traceback(
+        tmp_path: Path) -> None:
+    """A coordination record whose budget (or plan) is an object: the fold of the view keys
+    by it and raised TypeError out of ``python -m kernel check`` (a traceback, exit 1 by
+    accident). Now the proposal is refused at its line: exit 1 with a verdict."""
+    run = Run()
+    unit = k.Coordination(writes=("x",), budget="b", cost=1, cap=5)
+    run.propose(0, DEDUPE_ONLY, unit)
+    a = run.entries[0]["effect_id"]
+    run.step(k.Authorize(1, LIVE, FACTS, seq=1, **run.unit()), a)
+    run.entries[0]["coordination"] = {**run.entries[0]["coordination"], "budget": {"b": 1}}
+    path = tmp_path / "j.jsonl"
+    path.write_text(render(_resealed(run.entries)))
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(["check", str(path), "--workers", "1"])
+    assert code == 1
+    assert out.getvalue().splitlines()[1].startswith("line 1: ")
