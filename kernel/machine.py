@@ -510,6 +510,9 @@ def _recover(effect: Effect, ev: Recover) -> Transition:
 
 def _late(effect: Effect, ev: Ack | LookupAnswer) -> Transition:
     """An answer after the end: journal it; settle an AMBIGUOUS receipt; flag a contradiction."""
+    if isinstance(ev, LookupAnswer) and not effect.proposal.capabilities.queryable:
+        raise IllegalTransition(effect.state, ev, "a lookup answer from a target that "
+                                                  "cannot be looked up")
     confirms = isinstance(ev, Ack) or ev.found
     # a negative lookup denies only where the claim bounds what is in flight: elsewhere the
     # effect may land after the lookup was answered (or stay invisible for the lag)

@@ -228,6 +228,12 @@ class Coordination:
     def __post_init__(self) -> None:
         object.__setattr__(self, "writes", tuple(sorted(set(self.writes))))
         object.__setattr__(self, "reads", tuple(sorted(set(self.reads) - set(self.writes))))
+        numbers = (self.ttl, self.cost, self.cap, self.plan_version)
+        if any(type(n) is not int for n in numbers) or max(numbers) > 2**40:
+            raise ConfigError("ttl, cost, cap and plan_version must be integers (at most 2^40: "
+                              "a journal adds ttl to a clock)")
+        if any(n is not None and type(n) is not str for n in (self.budget, self.plan)):
+            raise ConfigError("a budget and a plan are named by strings (or None)")
         if self.ttl <= 0 or self.cost < 0 or self.cap < 0 or self.plan_version < 0:
             raise ConfigError("ttl must be positive; cost, cap and plan_version not negative")
         if self.budget is None and self.cost:

@@ -133,8 +133,8 @@ class CodingWorker(KernelWorker):
     def change(self, eid: str) -> changes.Change:
         return changes.Change.from_json(self.effects.by_id[eid].proposal.payload["change"])
 
-    def advance(self, eid: str) -> Proc:
-        node, lookup = self.node, None
+    def advance(self, eid: str, early: Lookup | None = None) -> Proc:
+        node, lookup = self.node, early  # (no coding plan offers an early lookup)
         while True:
             state = self.state(eid)
             if state is None or state.final:

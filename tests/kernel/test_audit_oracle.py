@@ -13,6 +13,8 @@ import io
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import kernel as k
 from kernel import invariants
 from kernel.__main__ import main
@@ -117,7 +119,11 @@ def test_a_late_lookup_answer_from_a_target_that_cannot_be_looked_up_is_impossib
     run.step(k.Authorize(1, LIVE, FACTS), a)
     run.step(k.Dispatch(2, LIVE, FACTS), a)
     run.step(k.Recover(400, LIVE, FACTS), a)
-    run.step(k.LookupAnswer(500, True, 499), a)  # the machine journals it (its root)
+    with pytest.raises(k.IllegalTransition, match="cannot be looked up"):
+        run.step(k.LookupAnswer(500, True, 499), a)  # the kernel refuses to journal it
+    late = {"kind": "LATE", "effect_id": a, "ts": 500, "answer": "lookup", "found": True,
+            "asked_at": 499}  # what an implementation without that rule writes
+    run.entries.append(run.chain.seal(late)[0])
     assert [e["kind"] for e in run.entries][-2:] == ["AMBIGUOUS", "LATE"]
     records = [{"op": "apply", "effect_id": a, "ts": 3}]
     verdict = check(run.entries, records, now=10**12)
@@ -164,3 +170,14 @@ def test_a_unit_budget_or_plan_that_is_no_name_is_refused_not_a_traceback(
         code = main(["check", str(path), "--workers", "1"])
     assert code == 1
     assert out.getvalue().splitlines()[1].startswith("line 1: ")
+
+
+@pytest.mark.parametrize("bad", [{"ttl": 0.5}, {"cost": 0.5, "budget": "b"}, {"cap": True},
+                                 {"plan_version": 1.0, "plan": "p"}, {"ttl": 2**60},
+                                 {"budget": 5}, {"plan": ["p"]}])
+def test_a_unit_with_numbers_or_names_a_journal_cannot_hold_is_refused(bad) -> None:
+    """Non-integer or unbounded unit numbers made the kernel write journals the invariants
+    misjudged (they round with int()) or could not seal; a budget or plan that is no name
+    reached the view as an unhashable key. The kernel refuses them at the proposal."""
+    with pytest.raises(k.ConfigError):
+        k.Coordination(writes=("a",), **bad)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import random
 
-from kernel import Capabilities
 from faults.plans import FaultPlan
+from kernel import Capabilities
 from sim.disk import Disk
 from sim.target import Request, Target
 from sim.tiers import TIERS
