@@ -51,6 +51,7 @@ from .scope import (
     LazyRefB,
     LocalB,
     OpRefB,
+    ParamInstB,
     VarB,
     instance_binding,
 )
@@ -381,7 +382,7 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
             return self.apply(self.lookup(binding.name, binding.env, node), args, env, node, cx)
         if isinstance(binding, BuiltinB):
             return self.apply_builtin(binding.name, args, env, node, cx)
-        if isinstance(binding, InstB):
+        if isinstance(binding, (InstB, ParamInstB)):
             raise self.err("an instance is not a value", node, env)
         if isinstance(binding, LambdaB):
             return self.inline(binding, args, env, node, cx)

@@ -59,9 +59,16 @@ def extends_names(path):
     return names
 
 
+def module_names(path):
+    """The modules a file defines: its first, those nested in it and those that follow it."""
+    return set(re.findall(r"^\s*-{4,}\s*MODULE\s+(\w+)", path.read_text(errors="replace"),
+                          flags=re.M))
+
+
 def standard_only(spec):
-    """True if every module spec needs is beside it or standard."""
-    seen, todo = set(), [spec.stem]
+    """True if every module spec needs is beside it (in a file of its own or in a file
+    read before) or standard."""
+    seen, todo, defined, elsewhere = set(), [spec.stem], set(), set()
     while todo:
         name = todo.pop()
         if name in seen:
@@ -70,9 +77,10 @@ def standard_only(spec):
         local = spec.parent / f"{name}.tla"
         if local.exists():
             todo.extend(extends_names(local))
+            defined |= module_names(local)
         elif name not in STANDARD:
-            return False
-    return True
+            elsewhere.add(name)
+    return elsewhere <= defined
 
 
 def select(root, max_seconds):

@@ -28,7 +28,7 @@ from .codegen import (
 )
 from .errors import TLAError
 from .frontend import canonical_op, pos
-from .scope import ArgB, ConstB, DefB, InstB, LocalB
+from .scope import ArgB, ConstB, DefB, InstB, LocalB, ParamInstB
 from .values import STRING, FnSet, LazySet, RecSet, SubsetSet, enum
 
 
@@ -407,9 +407,13 @@ class ExpressionCompiler:
         for item in items[:-1]:
             name = item if isinstance(item, str) else item.operator
             b = self.lookup(name, cur_env, node)
-            if not isinstance(b, InstB):
+            if isinstance(b, ParamInstB):  # P(e1, e2)!Op: P's parameters bound to e1, e2
+                b = b.instantiate(getattr(item, "arguments", None) or [], env)
+            elif not isinstance(b, InstB):
                 raise self.err(f"{name} is not an instance (unsupported subexpression reference)",
                                node, env)
+            elif getattr(item, "arguments", None):
+                raise self.err(f"instance {name} takes no arguments", node, env)
             cur_env = b.env
         last = items[-1]
         if isinstance(last, str):

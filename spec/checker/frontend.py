@@ -208,6 +208,7 @@ class Module:
         self.recursive = set()
         self.assumes = []     # expression nodes
         self.instances = []   # unnamed INSTANCE nodes
+        self.enclosing = None  # for a module nested in another: that module
         for unit in tree.units or []:
             self.add_unit(unit)
 
@@ -235,12 +236,30 @@ class Module:
             pass
 
 
+def trailing_modules(text, tree, path):
+    """The modules written after the first one in the same file, each parsed with the text
+    before it blanked out (so its positions are the file's)."""
+    text = normalise(text)
+    lines = text.split("\n")
+    while tree is not None and tree.end is not None and tree.end.line is not None:
+        done = min(tree.end.line + 1, len(lines))
+        rest = "\n".join(lines[done:])
+        if not re.search(r"^\s*-{4,}\s*MODULE\s+\w+\s*-{4,}", rest, flags=re.M):
+            return
+        try:  # text after the module that only looks like one (in a comment): not read
+            tree = parse_module_text("\n" * done + rest, path)
+        except TLAError:
+            return
+        yield tree
+
+
 class Loader:
     """Parses the root module and every user module it extends or instantiates."""
 
     def __init__(self, root_path):
         self.folder = os.path.dirname(os.path.abspath(root_path))
         self.modules = {}
+        self.nested = {}  # (file, name) -> a module nested in another one of that file
         name = os.path.splitext(os.path.basename(root_path))[0]
         self.root = self.load_file(root_path, name)
 
@@ -260,11 +279,35 @@ class Loader:
                            (path, 1, 1))
         module = Module(name, path, tree)
         self.modules[name] = module
-        for dep in module.extends:
-            self.get(dep, pos(tree, path))
+        here = [module]
+        # a module nested in another is visible (by INSTANCE) inside it; modules that follow
+        # the first one in the same file are visible to every module of the file, as in SANY
+        for tree_ in trailing_modules(text, tree, path):
+            if tree_.name not in self.modules:
+                self.modules[tree_.name] = Module(tree_.name, path, tree_)
+                here.append(self.modules[tree_.name])
+        for mod in list(here):
+            here += self.register_nested(mod)
+        for mod in here:
+            for dep in mod.extends:
+                self.get(dep, pos(mod.tree, path))
         return module
 
+    def register_nested(self, module):
+        """The modules nested in module (at any depth), kept by (file, name): only an
+        INSTANCE written in the same file can name one (see get)."""
+        found = []
+        for unit in module.tree.units or []:
+            if type(unit).__name__ == "Module":
+                inner = Module(unit.name, module.path, unit)
+                inner.enclosing = module  # its scope starts with the enclosing module's
+                self.nested[(module.path, unit.name)] = inner
+                found += [inner] + self.register_nested(inner)
+        return found
+
     def get(self, name, where=None):
+        if where is not None and (where[0], name) in self.nested:
+            return self.nested[(where[0], name)]
         if name in STANDARD_MODULES and not (name in EMPTY_STANDARD and os.path.exists(
                 os.path.join(self.folder, name + ".tla"))):
             return None

@@ -70,6 +70,30 @@ class InstB:
         self.env = env
 
 
+class ParamInstB:
+    """P(a, b) == INSTANCE X: an instance for each use P(e1, e2)!Op, with a, b bound to the
+    arguments (see instantiate)."""
+
+    def __init__(self, node, env, loader, path):
+        self.node = node
+        self.env = env
+        self.loader = loader
+        self.path = path
+        self.params = node.arity
+
+    def instantiate(self, args, caller_env):
+        if len(args) != len(self.params):
+            raise TLAError(f"instance {self.node.name} takes {len(self.params)} arguments, "
+                           f"given {len(args)}", pos(self.node, self.path))
+        env = dict(self.env)
+        for param, arg in zip(self.params, args, strict=True):
+            if getattr(param, "arguments", None):
+                raise TLAError(f"instance {self.node.name}: an operator parameter is not "
+                               f"supported", pos(param, self.path))
+            env[getattr(param, "operator", param)] = ArgB(arg, caller_env)
+        return instance_binding(self.loader, self.node.definiens, env, self.path)
+
+
 class BuiltinB:
     def __init__(self, name):
         self.name = name
@@ -102,9 +126,11 @@ def std_modules(loader, module, seen=None):
     return found
 
 
-def build_scope(loader, module, bind_decl):
-    """A flat scope for `module`; bind_decl(name, kind, node, index) binds constants/variables."""
-    env = {" path": module.path, " module": module.name}
+def build_scope(loader, module, bind_decl, base=None):
+    """A flat scope for `module`; bind_decl(name, kind, node, index) binds constants/variables.
+    base: the scope the module starts with (a nested module sees its enclosing module's)."""
+    env = dict(base or {})
+    env.update({" path": module.path, " module": module.name})
     modules = flatten_modules(loader, module)
     var_index = 0
     for mod in modules:
@@ -125,7 +151,10 @@ def add_definitions(loader, mod, mod_env, target):
     for unit in mod.tree.units or []:
         kind = type(unit).__name__
         if kind == "OperatorDefinition":
-            if type(unit.definiens).__name__ == "Instance":
+            if type(unit.definiens).__name__ == "Instance" and unit.arity:
+                target[unit.name] = ParamInstB(unit, mod_env, loader, mod.path)
+                mod_env[unit.name] = target[unit.name]
+            elif type(unit.definiens).__name__ == "Instance":
                 target[unit.name] = instance_binding(loader, unit.definiens, mod_env, mod.path)
                 mod_env[unit.name] = target[unit.name]
             else:
@@ -146,7 +175,7 @@ def add_definitions(loader, mod, mod_env, target):
             # among them too (`C == INSTANCE Chan` there makes `C!Op` usable here)
             inst = instance_binding(loader, unit, mod_env, mod.path)
             for name, b in inst.env.items():
-                if isinstance(b, (DefB, InstB)):
+                if isinstance(b, (DefB, InstB, ParamInstB)):
                     target[name] = b
                     mod_env[name] = b
 
@@ -168,7 +197,8 @@ def instance_binding(loader, node, outer_env, path):
         raise TLAError(f"INSTANCE {node.name}: no substitution for {kind} {name}",
                        pos(node, path))
 
-    return InstB(build_scope(loader, sub, bind_decl))
+    base = outer_env if getattr(sub, "enclosing", None) is not None else None
+    return InstB(build_scope(loader, sub, bind_decl, base))
 
 
 def operator_argument(expr, env):

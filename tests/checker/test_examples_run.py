@@ -50,3 +50,14 @@ def test_summary_counts_shares_and_names_what_did_not_agree():
     assert "  refused   B/b.cfg: b.tla:3:1: unsupported X" in text
     assert "  unclear   C/c.cfg: timeout (20 s of CPU)" in text
     assert "A/a.cfg" not in text
+
+
+def test_a_module_written_in_another_modules_file_is_found(tmp_path):
+    from spec.checker.examples_run import standard_only
+    (tmp_path / "Root.tla").write_text(
+        "---- MODULE Root ----\nEXTENDS Naturals, Other\n====\n")
+    (tmp_path / "Other.tla").write_text(
+        "---- MODULE Other ----\nEXTENDS Shared\n====\n---- MODULE Shared ----\n====\n")
+    assert standard_only(tmp_path / "Root.tla")
+    (tmp_path / "Other.tla").write_text("---- MODULE Other ----\nEXTENDS Shared\n====\n")
+    assert not standard_only(tmp_path / "Root.tla")
