@@ -39,7 +39,7 @@ from .codegen import (
 )
 from .errors import TLAError
 from .expressions import ExpressionCompiler
-from .frontend import canonical_op, pos
+from .frontend import UNIMPLEMENTED, canonical_op, pos
 from .memo import LetMemo
 from .scope import (
     ArgB,
@@ -301,7 +301,19 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
             return BuiltinB(name)
         if is_operator_symbol(name):  # `+` passed as an operator argument: F(+, 0)
             return BuiltinB(name)
-        raise self.err(f"unknown operator {name}", node, env)
+        raise self.err(f"unknown operator {name}{self.unimplemented_note()}", node, env)
+
+    def unimplemented_note(self):
+        """For an unknown operator: a note naming the community modules extended anywhere
+        (an instanced module included) whose operators are not implemented here."""
+        if self.loader is None:
+            return ""
+        from .semantic import visible_standard_modules  # semantic imports this module
+        unsupported = sorted(visible_standard_modules(self.loader) & UNIMPLEMENTED)
+        if not unsupported:
+            return ""
+        return (f" (the spec extends {', '.join(unsupported)}, whose operators are not "
+                "supported beyond TLC's)")
 
     def param_env(self, binding, args, caller_env):
         env = dict(binding.env)

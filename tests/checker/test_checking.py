@@ -360,6 +360,20 @@ def test_community_modules_are_refused_by_name(run_spec, tmp_path):
     assert r.result == "ok" and r.distinct_states == 4, r.error
 
 
+def test_an_unimplemented_operator_in_an_instanced_module_is_refused_by_name(tmp_path):
+    # the module that extends SequencesExt is instanced, not extended: still a refusal
+    (tmp_path / "Lib.tla").write_text(
+        "---- MODULE Lib ----\nEXTENDS Naturals, SequencesExt\nVARIABLE v\n"
+        "Grow == v' = Max({v, 1})\n====\n")
+    body = "VARIABLE x\nL == INSTANCE Lib WITH v <- x\nInit == x = 0\nNext == L!Grow\n"
+    spec, cfg = write_spec(tmp_path, body, "INIT Init\nNEXT Next\n",
+                           extends="EXTENDS Naturals\n")
+    r = check(spec, cfg)
+    assert r.result == "error" and "unknown operator Max" in r.error, r.error
+    assert "SequencesExt, whose operators are not supported" in r.error, r.error
+    assert "Lib.tla:4:14" in r.error, r.error
+
+
 def test_a_spec_that_is_not_utf8_is_named_as_such(tmp_path):
     spec = tmp_path / "Latin.tla"
     spec.write_bytes(b"---- MODULE Latin ----\n\\* caf\xe9\nVARIABLE x\n====\n")
