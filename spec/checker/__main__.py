@@ -83,6 +83,9 @@ def print_text(result):
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
+    if any(a in ("-h", "--help", "-help") for a in argv):
+        print(f"{USAGE}\n\n{__doc__.split(chr(10), 1)[1].strip()}")
+        return 0
     try:
         spec, cfg, as_json, workers, deadlock = parse_args(argv)
     except ValueError as exc:

@@ -328,6 +328,9 @@ def test_cli_json_and_exit_codes(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "spec.checker", "--bogus"],
                           capture_output=True, text=True, cwd=REPO)
     assert proc.returncode == 254
+    proc = subprocess.run([sys.executable, "-m", "spec.checker", "--help"],
+                          capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode == 0 and proc.stdout.startswith("usage:") and "Exit codes" in proc.stdout
     bad = tmp_path / "Bad.tla"
     bad.write_text("---- MODULE Bad ----\nVARIABLE x\nInit == x = \n====\n")
     (tmp_path / "Bad.cfg").write_text("INIT Init\nNEXT Init\n")
