@@ -68,6 +68,8 @@ class PropertyChecker:
         c = self.model.compiler
         if kind == "Parentheses":
             return self.decompose(node.expression, env, name)
+        if kind == "Let" and is_temporal(node, env):  # LET d IN F: F with d defined
+            return self.decompose(node.expression, c.let_env(node, env), name)
         if kind == "VerticalList" and node.operator == "/\\":
             for item in node.arguments:
                 self.decompose(item.expression, env, name)
@@ -169,6 +171,9 @@ class PropertyChecker:
 
     def decompose_always(self, arg, env, name):
         inner = strip(arg)
+        if name_of(inner) == "Let" and is_temporal(inner, env):  # [](LET d IN F)
+            return self.decompose_always(inner.expression,
+                                         self.model.compiler.let_env(inner, env), name)
         if is_op(inner, "=>") and not is_temporal(inner.arguments[0], env):
             p, q = inner.arguments[0], strip(inner.arguments[1])
             if is_op(q, "[]") and not is_temporal(q.arguments[0], env):
