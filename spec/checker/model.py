@@ -107,11 +107,15 @@ class Model:
                 self.env[name] = ConstB(self.compiler.inject(value, name))
         names = list(self.cfg.substitutions) + list(self.cfg.constants)
         overridden = {n: self.env[n] for n in names if n in self.env}
+        def override(root):
+            for env in scope_envs(root):
+                for n, b in overridden.items():
+                    if isinstance(env.get(n), DefB) or (n not in env and is_builtin(n)):
+                        env[n] = b
         envs = scope_envs(self.env)
-        for env in envs:
-            for n, b in overridden.items():
-                if isinstance(env.get(n), DefB) or (n not in env and is_builtin(n)):
-                    env[n] = b
+        override(self.env)
+        # a parameterised instance builds its scope at each use: the same overrides there
+        self.loader.override_hook = override
         scoped = [(k, t, None) for k, t in self.cfg.scoped.items()] + \
             [(k, None, v) for k, v in self.cfg.scoped_values.items()]
         for (module, name), target, value in scoped:

@@ -91,7 +91,11 @@ class ParamInstB:
                 raise TLAError(f"instance {self.node.name}: an operator parameter is not "
                                f"supported", pos(param, self.path))
             env[getattr(param, "operator", param)] = ArgB(arg, caller_env)
-        return instance_binding(self.loader, self.node.definiens, env, self.path)
+        inst = instance_binding(self.loader, self.node.definiens, env, self.path)
+        hook = getattr(self.loader, "override_hook", None)
+        if hook is not None:  # the cfg's `X <- Y` and `X = v` apply in this scope too
+            hook(inst.env)
+        return inst
 
 
 class BuiltinB:
