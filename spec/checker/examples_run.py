@@ -35,7 +35,9 @@ from pathlib import Path
 
 STANDARD = {"Naturals", "Integers", "Reals", "Sequences", "FiniteSets", "Bags", "TLC",
             "TLCExt", "Json", "Randomization", "RealTime", "Toolbox",
-            "TLAPS"}
+            "TLAPS", "NaturalsInduction", "WellFoundedInduction", "FiniteSetTheorems",
+            "SequenceTheorems", "FunctionTheorems", "SequencesExtTheorems",
+            "FiniteSetsExtTheorems", "FoldsTheorems", "BagsTheorems"}
 TLC_RESULT = {"success": "ok", "safety failure": "safety", "deadlock failure": "deadlock",
               "liveness failure": "property", "assumption failure": "assumption"}
 REFUSAL = re.compile(r"not supported|unsupported|is outside the checker")

@@ -22,17 +22,21 @@ STANDARD_MODULES = {"Naturals", "Integers", "Sequences", "FiniteSets", "TLC", "B
                     "Reals", "TLCExt", "SequencesExt", "FiniteSetsExt", "Json", "Randomization",
                     "TLAPS"}
 
-# known community modules whose operators the checker does not provide
-UNIMPLEMENTED = {"SequencesExt", "FiniteSetsExt"}
+# modules of the TLAPS library that state theorems for proofs (which a model checker does not
+# read) and define a few operators of their own: read as empty, like TLAPS
+PROOF_LIBRARY = {"NaturalsInduction", "WellFoundedInduction", "FiniteSetTheorems",
+                 "SequenceTheorems", "FunctionTheorems", "SequencesExtTheorems",
+                 "FiniteSetsExtTheorems", "FoldsTheorems", "BagsTheorems"}
+STANDARD_MODULES = STANDARD_MODULES | PROOF_LIBRARY
+# known modules whose operators the checker does not provide: an unknown operator in a spec
+# that extends one is refused with a note naming them
+UNIMPLEMENTED = {"SequencesExt", "FiniteSetsExt"} | PROOF_LIBRARY
 # standard modules that provide no operator here: a copy beside the spec is read instead
 EMPTY_STANDARD = UNIMPLEMENTED | {"TLAPS"}
 # modules of the CommunityModules and TLAPS libraries, which TLC finds on its library path
 COMMUNITY_MODULES = {"Functions", "Folds", "Bitwise", "Graphs", "UndirectedGraphs", "IOUtils",
                      "VectorClocks", "DyadicRationals", "BagsExt", "SVG", "CSV", "Relation",
-                     "Combinatorics", "Statistics", "ShiViz", "DifferentialEquations",
-                     "FiniteSetTheorems", "NaturalsInduction", "SequenceTheorems",
-                     "WellFoundedInduction", "FunctionTheorems", "SequencesExtTheorems",
-                     "FiniteSetsExtTheorems", "FoldsTheorems", "BagsTheorems"}
+                     "Combinatorics", "Statistics", "ShiViz", "DifferentialEquations"}
 
 SYNONYMS = {"\\land": "/\\", "\\lor": "\\/", "\\lnot": "~", "\\neg": "~", "\\union": "\\cup",
             "\\intersect": "\\cap", "\\geq": ">=", "\\leq": "<=", "=<": "<=", "\\neq": "#",

@@ -10,7 +10,7 @@ from tla import _langdef
 
 from .compiler import BUILTIN_FUNCS, BUILTIN_HIGHER, BUILTIN_VALUES, name_of
 from .errors import TLAError
-from .frontend import UNIMPLEMENTED, pos
+from .frontend import PROOF_LIBRARY, UNIMPLEMENTED, pos
 from .scope import DefB, flatten_modules
 
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
@@ -33,6 +33,9 @@ for _ext in ("TLCExt", "SequencesExt", "FiniteSetsExt", "Json", "Randomization")
     PROVIDES[_ext] = {"TLC", "Naturals", "Sequences", "FiniteSets", _ext}
 # TLAPS names proof backends and proof rules, cited only in proofs: it adds no operator
 PROVIDES["TLAPS"] = {"TLAPS"}
+# the TLAPS library's theorem modules: what they extend (at most these), and themselves
+for _lib in PROOF_LIBRARY:
+    PROVIDES[_lib] = {"Naturals", "Integers", "Sequences", "FiniteSets", _lib}
 HOME = {}
 for _name in ("Nat", "+", "-", "*", "^", "<", ">", "<=", ">=", "=<", "\\leq", "\\geq", "%",
               "\\div", ".."):

@@ -377,6 +377,19 @@ def test_an_unimplemented_operator_in_an_instanced_module_is_refused_by_name(tmp
     assert "Lib.tla:4:14" in r.error, r.error
 
 
+def test_a_tlaps_theorem_module_is_read_as_empty(run_spec):
+    # its theorems are for the prover; Integers' operators come through it, as in TLAPS
+    body = "VARIABLE x\nInit == x = -1\nNext == x < 1 /\\ x' = x + 1\n"
+    r = run_spec(body, "INIT Init\nNEXT Next\nCHECK_DEADLOCK FALSE\n",
+                 extends="EXTENDS NaturalsInduction, TLAPS\n")
+    assert (r.result, r.distinct_states) == ("ok", 3), r.error
+    # one of its own operators is not provided: a refusal that names the module
+    body = "VARIABLE x\nInit == x = 0\nNext == x' = x /\\ FiniteSubsetsOf({x}) # {}\n"
+    r = run_spec(body, extends="EXTENDS Naturals, FiniteSetTheorems\n")
+    assert r.result == "error" and "unknown operator FiniteSubsetsOf" in r.error, r.error
+    assert "FiniteSetTheorems, whose operators are not supported" in r.error, r.error
+
+
 def test_a_spec_that_is_not_utf8_is_named_as_such(tmp_path):
     spec = tmp_path / "Latin.tla"
     spec.write_bytes(b"---- MODULE Latin ----\n\\* caf\xe9\nVARIABLE x\n====\n")
