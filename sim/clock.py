@@ -10,6 +10,10 @@ crash), and when nobody waits for it, its end is not queued at all (SimPy queues
 finds nothing to call: the order of every other event is the same either way). A failed task
 is still queued, so the error stops the run as in SimPy. The clock keeps no reference to
 itself (SimPy's bound helpers do), so a finished run is freed without the cycle collector.
+
+A run that handles ``SAME_INSTANT`` events without its time moving is stuck in a livelock
+(a worker told to wait until a time that has already come, over and over): ``run`` raises
+``Livelock`` instead of spinning forever, and the world records it as the run's error.
 """
 
 from __future__ import annotations
@@ -21,6 +25,12 @@ from typing import Any
 
 import simpy
 from simpy.events import NORMAL, URGENT, Event, Process, Timeout
+
+SAME_INSTANT = 10_000  # events at one instant beyond which a run is a livelock
+
+
+class Livelock(RuntimeError):
+    """Time stopped moving: SAME_INSTANT events were handled at one instant."""
 
 
 class Clock(simpy.Environment):
@@ -52,9 +62,16 @@ class Clock(simpy.Environment):
             raise ValueError(f"until ({until}) must be greater than the current time")
         stop = Event(self)
         self.schedule(stop, URGENT, until - self._now)
-        queue = self._queue
+        queue, last, same = self._queue, -1, 0
         while True:
-            self._now, _, _, event = heappop(queue)  # never empty: the stop is in it
+            now, _, _, event = heappop(queue)  # never empty: the stop is in it
+            if now != last:
+                self._now, last, same = now, now, 0
+            else:
+                same += 1
+                if same > SAME_INSTANT:
+                    raise Livelock(f"time stopped at {now} ms: {SAME_INSTANT:,} events at "
+                                   f"that instant (a worker waits for a time already come)")
             if type(event) is tuple:  # a call
                 event[0](*event[1])
                 continue

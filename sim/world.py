@@ -36,7 +36,7 @@ from simpy.events import Initialize
 from faults.plans import DEDUP_WINDOW, LEASE_EXPIRY, LEASE_RENEWAL, SEND_TIMEOUT, FaultPlan
 from faults.systems import DISPATCH_DELAY, LEASE_ID
 from kernel import Capabilities, Lease, replay
-from sim.clock import Clock, Task
+from sim.clock import Clock, Livelock, Task
 from sim.disk import Disk
 from sim.refund import Job, RefundStory
 from sim.scenario import Scenario
@@ -110,7 +110,10 @@ class Run:
             self.at(job.at, self.arrive, job)
         for name in self.plan.before_dispatch:
             self.at(DISPATCH_DELAY // 2, self.world_event, name, "before dispatch")
-        self.env.run(until=HORIZON)
+        try:
+            self.env.run(until=HORIZON)
+        except Livelock as exc:  # a system that never lets time move: its run ends here
+            self.errors.append(str(exc))
         report = getattr(self.system, "receipts", None)
         if report is not None:
             self.receipts = report(self)

@@ -119,3 +119,20 @@ def test_plans_draw_the_boundary_knobs_without_moving_older_fields():
     assert any(p.eager_lookup for p in plans)
     assert any(p.outage == 55_000 - p.crash_delay for p in plans)
     assert plan_from_seed(7).summary() == plan_from_seed(7).summary()
+
+
+def test_a_run_whose_time_stops_ends_with_a_livelock_not_a_hang():
+    import pytest
+
+    from sim.clock import SAME_INSTANT, Clock, Livelock
+
+    env = Clock()
+
+    def spinner():
+        while True:  # a worker told to wait until a time that has already come
+            yield env.timeout(0)
+
+    env.process(spinner())
+    with pytest.raises(Livelock, match="time stopped at 0 ms"):
+        env.run(until=1_000)
+    assert SAME_INSTANT >= 10_000  # far above any run's events at one instant (max seen: <1,000)
