@@ -410,8 +410,9 @@ class ExpressionCompiler:
             if isinstance(b, ParamInstB):  # P(e1, e2)!Op: P's parameters bound to e1, e2
                 b = b.instantiate(getattr(item, "arguments", None) or [], env)
             elif not isinstance(b, InstB):
-                raise self.err(f"{name} is not an instance (unsupported subexpression reference)",
-                               node, env)
+                whole = "!".join(str(getattr(i, "operator", i)) for i in items)
+                raise self.err(f"subexpression reference {whole} is not supported ({name} is "
+                               f"not an instance: a part of a definition or theorem)", node, env)
             elif getattr(item, "arguments", None):
                 raise self.err(f"instance {name} takes no arguments", node, env)
             cur_env = b.env

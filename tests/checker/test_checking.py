@@ -390,6 +390,14 @@ def test_a_tlaps_theorem_module_is_read_as_empty(run_spec):
     assert "FiniteSetTheorems, whose operators are not supported" in r.error, r.error
 
 
+def test_a_positional_subexpression_reference_is_refused_by_name(run_spec):
+    body = "VARIABLE x\nA == x >= 0 /\\ x < 5\nInit == x = 0\nNext == x' = x /\\ A!1\n"
+    r = run_spec(body)
+    assert r.result == "error" and "subexpression reference A!1 is not supported" in r.error, \
+        r.error
+    assert "M.tla:6:19:" in r.error, r.error
+
+
 def test_a_spec_that_is_not_utf8_is_named_as_such(tmp_path):
     spec = tmp_path / "Latin.tla"
     spec.write_bytes(b"---- MODULE Latin ----\n\\* caf\xe9\nVARIABLE x\n====\n")
