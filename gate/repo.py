@@ -7,8 +7,10 @@ for each of the change's items must not exceed it: a stale owner's late write is
 here, by the target), then journals an image record (every before- and after-image)
 atomically, then writes each file atomically (temp file, fsync, rename, directory fsync),
 then marks the record applied. A crash anywhere leaves either no record (nothing written)
-or a record that ``recover`` completes forward. ``lookup`` says whether the after-images,
-the before-images, or a mix are on disk; re-applying an applied change is a no-op.
+or a record that ``recover`` completes forward. ``lookup`` answers from that record (a
+change without one never landed here, even where another change wrote the same lines), and
+for a change with none from the files: its before-images, or neither; re-applying an
+applied change is a no-op.
 ``verify`` runs the repository's tests in a subprocess with a timeout; ``restore`` writes
 the before-images back when verification fails. A change that writes one of its own
 verifying tests is refused.
@@ -98,9 +100,15 @@ class Repo:
                 out[rel.as_posix()] = p.read_text(encoding="utf-8")
         return out
 
-    def lookup(self, change: Change) -> str:
+    def lookup(self, change: Change, journaled: bool = True) -> str:
         """"after" (landed), "before" (not landed), "mixed" (half: recover forward), or
-        "neither" (the files moved on since the change was planned)."""
+        "neither" (the files moved on since the change was planned).
+
+        A change this target applies journals its images first, so without a record it never
+        landed here, whatever the files hold: another change may have written the very same
+        after-images, which is not this one applied (its receipt would claim a write that
+        never happened). Only ``journaled=False`` (a target keeping no images) judges by the
+        files alone."""
         rec = self._record(change.id)
         if rec is not None:
             return {"applied": "after", "applying": "mixed", "restored": "before"}[rec["state"]]
@@ -110,10 +118,12 @@ class Repo:
             after += now == file_digest(w.after)
             before += now == w.before
         n = len(change.writes)
-        if after == n:
-            return "after"
         if before == n:
             return "before"
+        if journaled:
+            return "neither"
+        if after == n:
+            return "after"
         return "mixed" if after + before == n else "neither"
 
     def befores(self, change: Change) -> dict[str, str | None]:

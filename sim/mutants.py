@@ -37,6 +37,7 @@ class Mutant:
     file: str  # under kernel/
     old: str
     new: str
+    sweep: str = "refund"  # the sweep that must catch it: "refund", or "coding" (sim.coding)
 
 
 MUTANTS = (
@@ -138,6 +139,28 @@ MUTANTS = (
     Mutant("early_lookup_counts", "a lookup asked before the claim's end is taken as evidence",
            "recovery.py", "(lookup is None or lookup.asked_at < effect.claim_until)",
            "(lookup is None)"),
+    # Coordinated units (DESIGN.md section 8), swept by the coding world's own judge.
+    Mutant("claim_live_at_end", "a claim still holds at its very end", "model.py",
+           "        return now < self.until", "        return now <= self.until", "coding"),
+    Mutant("claims_ignored", "admission never waits for another unit's live claim",
+           "machine.py", "    blocking = [view.claims[i] for i in c.writes if held(i)]",
+           "    blocking = []", "coding"),
+    Mutant("budget_one_over", "a reservation may pass the shared cap by one", "machine.py",
+           '"ok": reserved + c.cost <= cap}', '"ok": reserved + c.cost <= cap + 1}', "coding"),
+    Mutant("plan_always_current", "a superseded plan still authorizes its units", "machine.py",
+           '"ok": c.plan_version >= current}', '"ok": True}', "coding"),
+    Mutant("moved_reads_ignored", "a unit whose reads were moved by another is sent anyway",
+           "machine.py", '    if unit["moved"]:\n        return "read_overlap_moved"',
+           '    if False:\n        return "read_overlap_moved"', "coding"),
+    Mutant("claim_ignored_at_send", "the send does not re-check its own claim", "machine.py",
+           '"live": now < admission["until"]}', '"live": True}', "coding"),
+    Mutant("claim_at_send_last_instant", "the send takes its claim as live at its very end",
+           "machine.py", '"live": now < admission["until"]}',
+           '"live": now <= admission["until"]}', "coding"),
+    Mutant("claim_twice_as_long", "a claim is held twice as long as its ttl", "machine.py",
+           'admission = {"token": ev.seq, "until": now + c.ttl, "overlaps": overlaps}',
+           'admission = {"token": ev.seq, "until": now + 2 * c.ttl, "overlaps": overlaps}',
+           "coding"),
 )
 BY_NAME = {m.name: m for m in MUTANTS}
 
@@ -185,6 +208,8 @@ def worker(name: str, cases: int, stop_first: bool, kernel_path: str) -> dict[st
 
     if not str(Path(kernel.__file__).resolve()).startswith(str(Path(kernel_path).resolve())):
         raise MutantError(f"mutant {name}: imported {kernel.__file__}, not the patched copy")
+    if name in BY_NAME and BY_NAME[name].sweep == "coding":
+        return coding_worker(name, cases, stop_first)
     from sim import sweep
 
     first, failing, runs = None, 0, 0
@@ -211,6 +236,34 @@ def worker(name: str, cases: int, stop_first: bool, kernel_path: str) -> dict[st
             "digest": digest.hexdigest()}
 
 
+def coding_worker(name: str, cases: int, stop_first: bool) -> dict[str, Any]:
+    """The coding sweep's cases, the kernel only, judged by sim.coding.judge (one run each;
+    a run the mutated kernel crashes counts as caught)."""
+    from sim.coding.judge import judge
+    from sim.coding.registry import SYSTEMS
+    from sim.coding.story import simulate
+    from sim.coding.sweep import plan_from_seed
+
+    first, failing, seed = None, 0, -1
+    reasons: Counter[str] = Counter()
+    digest = hashlib.sha256()
+    for seed in range(cases):
+        try:
+            harms = judge(simulate(plan_from_seed(seed), SYSTEMS["kernel"], seed))["harms"]
+        except Exception as exc:  # noqa: BLE001 - a crashing kernel is a caught bug
+            harms = [f"crash: {type(exc).__name__}"]
+        digest.update(json.dumps([seed, harms]).encode())
+        if harms:
+            failing += 1
+            reasons.update(harms)
+            first = seed if first is None else first
+            if stop_first:
+                break
+    return {"mutant": name, "cases": seed + 1, "runs": seed + 1, "first_failing_seed": first,
+            "failing_runs": failing, "caught_by": {"coding_judge": failing} if failing else {},
+            "reasons": dict(sorted(reasons.items())), "digest": digest.hexdigest()}
+
+
 def safe_case(sweep: Any, seed: int) -> dict[str, Any]:
     """A kernel-only sweep case; a run the mutated kernel crashes counts as caught (crash)."""
     try:
@@ -232,18 +285,22 @@ def run_all(cases: int, stop_first: bool, jobs: int,
 def markdown(reports: list[dict[str, Any]], cases: int) -> str:
     caught = sum(r["first_failing_seed"] is not None for r in reports)
     out = ["# Planted bugs: what the sweep alone catches", "",
-           f"Each bug is patched into a copy of kernel/ and run over the sweep's first "
-           f"{cases} seeded cases at every tier, judged only by the sweep (ground truth, "
-           f"invariants, spec trace; `sim/judge.py`). Mutation score: **{caught} of "
-           f"{len(reports)}** caught. Regenerate: `python run_all.py --mutants`.", ""]
-    head = ["bug", "story", "first failing seed", "failing runs", "caught by", "reasons"]
+           f"Each bug is patched into a copy of kernel/ and run over a sweep's first "
+           f"{cases} seeded cases, judged only by that sweep: the refund sweep at every "
+           f"tier (ground truth, invariants, spec trace; `sim/judge.py`), or for coordinated "
+           f"units the coding sweep, one run per case (`sim/coding/judge.py`). Mutation "
+           f"score: **{caught} of {len(reports)}** caught. Regenerate: "
+           f"`python run_all.py --mutants`.", ""]
+    head = ["bug", "sweep", "story", "first failing seed", "failing runs", "caught by",
+            "reasons"]
     out += ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for r in reports:
         m = BY_NAME[r["mutant"]]
         judges = ", ".join(f"{k} {v}" for k, v in r["caught_by"].items()) or "-"
         why = ", ".join(f"{k} {v}" for k, v in r["reasons"].items()) or "-"
         first = "not caught" if r["first_failing_seed"] is None else str(r["first_failing_seed"])
-        out.append(f"| {m.name} | {m.story} | {first} | {r['failing_runs']} of {r['runs']} | "
+        out.append(f"| {m.name} | {m.sweep} | {m.story} | {first} | "
+                   f"{r['failing_runs']} of {r['runs']} | "
                    f"{judges} | {why} |")
     return "\n".join(out) + "\n"
 

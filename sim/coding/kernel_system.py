@@ -62,7 +62,7 @@ class KernelSystem(Original):
         cap = story.plan.cap
         coordination = Coordination(
             writes=change.items, reads=tuple(f"sym:{n}" for n in symbols.reads(tree, writes)),
-            ttl=max(1, min(CLAIM_TTL, lease.expires_at - node.now)),
+            ttl=max(1, min(story.plan.claim_ttl or CLAIM_TTL, lease.expires_at - node.now)),
             budget="shared" if cap is not None else None,
             cost=unit.cost if cap is not None else 0, cap=cap or 0, plan=unit.plan,
             plan_version=story.plan_version(unit.plan, job.at), verify=True)
@@ -71,6 +71,7 @@ class KernelSystem(Original):
                             coordination=coordination)
         eid = proposal.effect_id
         story.changes[eid] = change
+        story.journaled.add(eid)
         for cmd in kw.apply(Propose(node.now, proposal)):
             if isinstance(cmd, Reply):
                 if cmd.outcome == "already_final" and replans:

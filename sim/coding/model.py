@@ -115,7 +115,8 @@ class RepoModel:
         else:
             self.files[path] = text
 
-    def lookup(self, change: Change) -> str:
+    def lookup(self, change: Change, journaled: bool = True) -> str:
+        """As gate.repo's: a journaled change without a record never landed here."""
         rec = self.records.get(change.id)
         if rec is not None:
             return {"applied": "after", "applying": "mixed", "restored": "before"}[rec["state"]]
@@ -123,8 +124,11 @@ class RepoModel:
                     for w in change.writes)
         before = sum(file_digest(self.files.get(w.path)) == w.before for w in change.writes)
         n = len(change.writes)
-        return "after" if after == n else "before" if before == n else \
-            "mixed" if after + before == n else "neither"
+        if before == n:
+            return "before"
+        if journaled:
+            return "neither"
+        return "after" if after == n else "mixed" if after + before == n else "neither"
 
     def apply(self, change: Change, token: int | None, journaled: bool,
               on_file: Callable[[int], bool]) -> str:
@@ -135,7 +139,7 @@ class RepoModel:
         rec = self.records.get(change.id)
         if rec is not None and rec["state"] == "applying":
             return self._finish(rec, on_file)
-        if self.lookup(change) == "after":
+        if self.lookup(change, journaled) == "after":
             return "deduplicated"
         if token is not None and any(self.tokens.get(i, -1) > token for i in change.items):
             return "stale_token"

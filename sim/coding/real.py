@@ -51,7 +51,7 @@ class Target(Protocol):
     def tree(self) -> dict[str, str]: ...
     def read(self, path: str) -> str | None: ...
     def write_blind(self, path: str, text: str | None) -> None: ...
-    def lookup(self, change: Change) -> str: ...
+    def lookup(self, change: Change, journaled: bool = True) -> str: ...
     def befores(self, change: Change) -> dict[str, str | None]: ...
     def recover(self) -> list[str]: ...
     def restore(self, change: Change) -> None: ...
@@ -75,8 +75,8 @@ class RealRepo:
     def write(self, path: str, text: str | None) -> None:
         self.repo.write_blind(path, text)
 
-    def lookup(self, change: Change) -> str:
-        return self.repo.lookup(change)
+    def lookup(self, change: Change, journaled: bool = True) -> str:
+        return self.repo.lookup(change, journaled)
 
     def befores(self, change: Change) -> dict[str, str | None]:
         return self.repo.befores(change)
@@ -113,7 +113,7 @@ class RealRepo:
 
     def _apply_unjournaled(self, change: Change, on_file: Callable[[int], bool]) -> str:
         """The original's target: checks before-images, keeps no images, no tokens."""
-        if self.repo.lookup(change) == "after":
+        if self.repo.lookup(change, journaled=False) == "after":
             return "deduplicated"
         if any(file_digest(self.repo.read(w.path)) != w.before for w in change.writes):
             return "before_mismatch"

@@ -115,6 +115,8 @@ class CodingPlan:
     expire: tuple[tuple[str, int], ...] = ()  # (agent, ms): the agent's lease ends then
     supersede: tuple[tuple[str, int], ...] = ()  # (plan, ms): a new plan version
     cap: int | None = None  # the shared budget, if any
+    claim_ttl: int | None = None  # ms a kernel claim lasts (None: the systems' CLAIM_TTL);
+    # a short one expires while its agent still works or is down (fencing must stop it)
 
     def fault_plan(self) -> FaultPlan:
         world_crash = self.crash if self.crash != "mid_change" else None
@@ -126,7 +128,8 @@ class CodingPlan:
                 "world": [list(w) for w in self.world], "crash": self.crash,
                 "recrash": self.recrash, "outage": self.outage, "slow_send": self.slow_send,
                 "revoke": [list(r) for r in self.revoke], "expire": [list(e) for e in self.expire],
-                "supersede": [list(s) for s in self.supersede], "cap": self.cap}
+                "supersede": [list(s) for s in self.supersede], "cap": self.cap,
+                **({"claim_ttl": self.claim_ttl} if self.claim_ttl is not None else {})}
 
 
 @dataclass(slots=True)
@@ -173,6 +176,7 @@ class CodingStory:
     landings: list[Landing] = field(default_factory=list)
     restored: list[tuple[str, int]] = field(default_factory=list)
     changes: dict[str, Change] = field(default_factory=dict)  # effect id -> change
+    journaled: set[str] = field(default_factory=set)  # effects whose target keeps images
     world_log: list[tuple[int, str]] = field(default_factory=list)
     verifying_until: int = 0  # the control plane runs one verification at a time
 
@@ -308,7 +312,8 @@ class RepoTarget:
 
     def lookup(self, effect_id: str, now: int) -> bool:
         change = self.story.changes.get(effect_id)
-        return change is not None and self.story.repo.lookup(change) == "after"
+        return change is not None and self.story.repo.lookup(
+            change, effect_id in self.story.journaled) == "after"
 
     def lag_matters(self, effect_id: str, now: int) -> bool:
         """sim.world's coverage asks whether a lookup lag bit: this target has none."""

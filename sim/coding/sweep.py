@@ -4,7 +4,8 @@ How it works. ``plan_from_seed(seed)`` draws one ``CodingPlan`` with one
 ``random.Random(seed)``: three to five units of work (sometimes one resubmitted, sometimes a
 second agent on the same work, sometimes a takeover after the first agent's lease ends),
 world edits at random times, a crash point (or none) and a second crash during recovery, an
-outage, a slow first write, a revoked lease, a superseded plan, a shared budget. Case ``seed``
+outage, a slow first write, a revoked lease, a superseded plan, a shared budget, a claim
+shorter than the work or the outage (fencing must stop its late write). Case ``seed``
 runs that plan against every system with the same seed; ``run`` streams one JSON line per
 case to ``coding_sweep_cases.jsonl`` as cases complete (in seed order) and folds them into
 the summary: per system, runs with harm, by kind of harm, runs with a change refused for no
@@ -32,7 +33,7 @@ COVERAGE_FLOOR = 0.05
 FAULT_KINDS = ("crash", "crash mid-change", "crash during recovery", "rename", "reformat",
                "semantic edit", "duplicate work", "duplicate submit", "takeover after lease end",
                "lease revoked", "plan superseded", "shared budget", "slow write",
-               "overlapping reads", "edits own test", "buggy change")
+               "overlapping reads", "edits own test", "buggy change", "short claim")
 
 
 def plan_from_seed(seed: int) -> CodingPlan:
@@ -63,7 +64,8 @@ def plan_from_seed(seed: int) -> CodingPlan:
         else (),
         expire=tuple(expire),
         supersede=(("plan-main", rng.randrange(0, 1_500, 10)),) if rng.random() < 0.15 else (),
-        cap=rng.choice((None, None, 20, 30)))
+        cap=rng.choice((None, None, 20, 30, 29)),  # 29: one short of three units' cost
+        claim_ttl=rng.randrange(100, 1_000, 50) if rng.random() < 0.25 else None)
 
 
 def fault_kinds(plan: CodingPlan) -> list[str]:
@@ -96,6 +98,8 @@ def fault_kinds(plan: CodingPlan) -> list[str]:
         kinds.append("edits own test")
     if "post_url_buggy" in names:
         kinds.append("buggy change")
+    if plan.claim_ttl is not None:
+        kinds.append("short claim")
     return kinds or ["no fault"]
 
 

@@ -51,6 +51,23 @@ def test_apply_lookup_dedupe(target: Repo):
     assert not list(target.root.glob(".*.tmp-*"))
 
 
+def test_another_change_with_the_same_after_images_is_not_this_one_landed(target: Repo):
+    """Two units write the same lines; only the second lands. The first was never applied:
+    its lookup must not say "after" (the kernel would commit it, executed=true, on the
+    strength of someone else's write), nor may a resend of it be taken as a duplicate. A
+    target that keeps no images can only judge by the files (journaled=False)."""
+    mine = change(target)
+    tree = target.tree()
+    theirs, _ = changes.plan(tree, "post_url_dup", {w.path: w.after for w in mine.writes},
+                             tests=["test_app.py"])
+    assert theirs.id != mine.id
+    assert target.apply(theirs, token=6) == "applied"
+    assert target.lookup(mine) == "neither"
+    assert target.lookup(mine, journaled=False) == "after"
+    with pytest.raises(repo.BeforeImageMismatch):
+        target.apply(mine, token=7)
+
+
 def test_stale_token_is_rejected_by_the_target(target: Repo):
     newer = change(target)
     target.apply(newer, token=9)

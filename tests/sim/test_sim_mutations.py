@@ -34,6 +34,8 @@ def test_a_stale_snippet_is_an_error(tmp_path):
 def test_the_unpatched_kernel_fails_nowhere():
     report = mutants.worker("control", 25, False, str(mutants.ROOT / "kernel"))
     assert report["failing_runs"] == 0 and report["runs"] == 100
+    coding = mutants.coding_worker("control", 25, False)
+    assert coding["failing_runs"] == 0 and coding["runs"] == 25
 
 
 def test_the_sweep_alone_catches_every_planted_bug():
