@@ -35,7 +35,7 @@ WORLD_EVENTS = ("manual_refund", "revoke_lease", "withdraw_approval", "hold_cust
 # from then on: a live lease that is not the decision's authority. Drawn apart from
 # WORLD_EVENTS (last, see plan_from_seed) so older seeds keep their plans.
 LEASE_RENEWAL = "renew_lease"
-# Drawn last too (see _late_knobs): the fact source stops reporting a premise's fact
+# Drawn last too (see _boundary_knobs): the fact source stops reporting a premise's fact
 # ("hide_fact") or reports it as another JSON type ("retype_fact": false becomes 0, as a
 # database without booleans would); the decision's lease reaches its expiry exactly when the
 # worker next checks it ("lease_expires": at the dispatch, or at the restart). Each tests a
@@ -321,9 +321,10 @@ def _boundary_knobs(r: random.Random, plan: FaultPlan) -> FaultPlan:
     plan = replace(plan, **{when: getattr(plan, when) + events})
     if plan.crash:
         plan = replace(plan, eager_lookup=eager)
-    if edge and plan.crash in ("before_send", "sent") and not plan.slow_send:  # (a slow send
-        # must land after the restart) the crash comes crash_delay after the send:
-        # and nothing else happens meanwhile that would decide the recovery on its own
+    if edge and plan.crash in ("before_send", "sent") and not plan.slow_send:
+        # the crash comes crash_delay after the send, so the restart lands on the window's
+        # edge; nothing else happens meanwhile that would decide the recovery on its own
+        # (and a slow send is left alone: it must land after the restart)
         plan = replace(plan, outage=DEDUP_WINDOW - DEDUP_MARGIN - plan.crash_delay,
                        during_outage=(), recrash=None)
     return plan
