@@ -5,7 +5,8 @@ How it works. A run is judged from what it left behind, after it ended:
 1. ground truth: the target's record (every request was stamped, when it left, with the
    truth of that moment: lease live, premises holding) and the receipts the system reported
    at the end. A receipt that says ``executed`` true while nothing landed (or false while
-   something did), an effect never resolved, a submission whose payload was never
+   something did), or other than its journal says (an AMBIGUOUS settled by a late
+   confirmation is true), an effect never resolved, a submission whose payload was never
    proposed answered as anything but ``conflicting_payload``, a tier-3 effect sent twice, or
    a send made
    while an earlier send of the same effect was still on its way and then landed anyway;
@@ -49,6 +50,10 @@ def receipt_faults(run: Any, entries: list[dict[str, Any]] | None = None) -> lis
             out.append("dishonest_receipt")
         if r["final"] is None:
             out.append("unresolved")
+    journaled = journal_outcomes(entries)
+    for r in run.receipts:
+        if r["effect_id"] in journaled and r["executed"] != journaled[r["effect_id"]]:
+            out.append("receipt_not_journal")
     proposed = {e["effect_id"] for e in entries if e["kind"] == "PROPOSED"}
     if proposed - {r["effect_id"] for r in run.receipts}:
         out.append("unresolved")  # an effect of the journal without any receipt
@@ -57,6 +62,23 @@ def receipt_faults(run: Any, entries: list[dict[str, Any]] | None = None) -> lis
         if job.done and job.payload not in payloads and job.outcome != "conflicting_payload":
             out.append("conflict_not_refused")  # answered as if its own payload were in hand
     return sorted(set(out))
+
+
+def journal_outcomes(entries: list[dict[str, Any]]) -> dict[str, str]:
+    """What each finished effect's receipt must say it executed, read off the journal alone
+    (DESIGN.md section 4): COMMITTED "true"; REFUSED what its entry records; AMBIGUOUS
+    "unknown" until a late confirmation (a LATE ack, or a LATE lookup that found it)
+    settles it "true"."""
+    out: dict[str, str] = {}
+    for e in entries:
+        eid, kind = e["effect_id"], e["kind"]
+        if kind in FINALS and eid not in out:
+            out[eid] = {"COMMITTED": "true", "AMBIGUOUS": "unknown"}.get(
+                kind, str(e.get("executed")))
+        elif kind == "LATE" and out.get(eid) == "unknown" and (
+                e.get("answer") == "ack" or e.get("found") is True):
+            out[eid] = "true"
+    return out
 
 
 def send_faults(run: Any) -> list[str]:

@@ -24,12 +24,12 @@ from typing import Any
 from sim import judge
 
 VIOLATIONS = ("duplicate", "conflicting_applied", "revoked_lease_send", "stale_premise_send",
-              "dishonest_receipt", "conflict_not_refused", "unresolved", "resent_t3",
-              "self_race", "invariants", "spec", "kernel_alert", "driver_error")
+              "dishonest_receipt", "receipt_not_journal", "conflict_not_refused", "unresolved",
+              "resent_t3", "self_race", "invariants", "spec", "kernel_alert", "driver_error")
 # Harm kinds, as the plots and tables separate them.
 HARM = {"money": ("duplicate", "conflicting_applied"),
         "authority": ("revoked_lease_send", "stale_premise_send"),
-        "dishonest": ("dishonest_receipt", "conflict_not_refused"),
+        "dishonest": ("dishonest_receipt", "receipt_not_journal", "conflict_not_refused"),
         "unresolved": ("unresolved",),
         "protocol": ("resent_t3", "self_race", "invariants", "spec", "kernel_alert",
                      "driver_error")}

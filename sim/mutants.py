@@ -139,6 +139,17 @@ MUTANTS = (
     Mutant("early_lookup_counts", "a lookup asked before the claim's end is taken as evidence",
            "recovery.py", "(lookup is None or lookup.asked_at < effect.claim_until)",
            "(lookup is None)"),
+    Mutant("late_confirmation_not_settling", "a late confirmation of an AMBIGUOUS effect "
+           "leaves its receipt unknown", "machine.py",
+           "        if effect.executed is Executed.UNKNOWN:\n"
+           "            return effect._replace(executed=Executed.TRUE)",
+           "        if False:\n            return effect._replace(executed=Executed.TRUE)"),
+    Mutant("refused_receipt_unknown", "a REFUSED receipt says unknown where the refusal proved "
+           "it never applied", "machine.py",
+           "        return effect._replace(state=State.REFUSED, executed=Executed.FALSE,\n"
+           "                               reason=entry[\"reason\"])",
+           "        return effect._replace(state=State.REFUSED, executed=Executed.UNKNOWN,\n"
+           "                               reason=entry[\"reason\"])"),
     # Coordinated units (DESIGN.md section 8), swept by the coding world's own judge.
     Mutant("claim_live_at_end", "a claim still holds at its very end", "model.py",
            "        return now < self.until", "        return now <= self.until", "coding"),
