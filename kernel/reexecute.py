@@ -129,19 +129,11 @@ def _proposal(entry: Entry, ctx: Context) -> Proposal:
                         lease=entry["lease"], key=entry["key"], target=entry["target"],
                         capabilities=_setup(Capabilities, entry["capabilities"], ctx),
                         timing=_setup(Timing, entry["timing"], ctx),
-                        coordination=_coordination(unit) if unit is not None else None)
+                        coordination=Coordination.from_json(unit) if unit is not None
+                        else None)
     except (KernelError, TypeError, ValueError) as exc:
         raise Divergence("refused_proposal", "kind",
                          f"the kernel refuses this proposal: {exc}") from None
-
-
-def _coordination(unit: Any) -> Coordination:
-    """A unit's record; its budget and plan are named by strings (or null), as the model
-    declares: the view is keyed by them, so an unhashable name would crash its fold."""
-    c = Coordination.from_json(unit)
-    if not all(name is None or type(name) is str for name in (c.budget, c.plan)):
-        raise KernelError("a unit's budget and plan are named by strings")
-    return c
 
 
 def _setup(kind: Any, record: Any, ctx: Context) -> Any:
@@ -257,9 +249,6 @@ def _late(effect: Effect | None, entry: Entry, ctx: Context) -> Event:
                              f"a late ack of attempt {attempt}, but the kernel sent "
                              f"{effect.attempts} attempt(s) of this effect")
         return Ack(entry["ts"], attempt)
-    if not effect.proposal.capabilities.queryable:  # as a Recover with a lookup: impossible
-        raise Divergence("impossible_observation", "answer", "a late lookup answer from a "
-                         "target that cannot be looked up")
     found = _need(entry, "found", "a lookup answer says whether the effect was found")
     asked = entry.get("asked_at")
     if asked is not None and asked > entry["ts"]:
