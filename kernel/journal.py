@@ -32,13 +32,16 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import itertools
 import json
 import json.scanner
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar, cast
+from typing import Annotated, Any, Literal, NotRequired, Protocol, TypedDict, TypeVar, cast
 
+import msgspec
 import orjson
 
 from kernel.errors import JournalError, KernelError
@@ -486,13 +489,21 @@ def verify(text: str | bytes, now: int | None = None, expected_head: str | None 
     were, and reading them is several times faster than parsing). Same verdict, same
     entries (tests/kernel/test_two_workers.py); the time is what changes.
 
-    The automatic garbage collector is paused meanwhile (and left as it was found): the
-    entries are acyclic, and its collections, each walking every container built so far,
-    took more CPU than the verification itself on a journal of 1,000,000 entries."""
+    The automatic garbage collector is paused meanwhile (collector_paused)."""
+    with collector_paused():
+        return _verify(text, now, expected_head, fast, spawn)
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """The automatic garbage collector paused, and left as it was found. For work that
+    builds many acyclic containers (a journal's entries, the effects re-executed from them):
+    the collector's passes, each walking every container built so far, took more CPU than
+    the verification itself on a journal of 1,000,000 entries."""
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _verify(text, now, expected_head, fast, spawn)
+        yield
     finally:
         if collecting:
             gc.enable()
@@ -640,153 +651,132 @@ _PIECE = 1 << 18  # characters of the text split into lines at a time
 _SORTED_SAFE = orjson.OPT_SORT_KEYS | orjson.OPT_STRICT_INTEGER
 _HASH_KEY = b'"hash":"'
 _HASH_MEMBER = len(_HASH_KEY) + 64 + 2  # '"hash":"' + 64 hex digits + '",': what is cut
-_SCALARS = frozenset((str, int, bool, type(None)))
 
 
-def _plain_value(value: Any, depth: int = 2) -> bool:
-    """No float anywhere in a parsed free-form value (their spelling is left to the exact
-    path), and it nests within LINE_DEPTH when it sits ``depth`` containers down (an
-    entry's own members sit at 2)."""
-    kind = type(value)
-    if kind is dict:
-        value = value.values()
-    elif kind is not list:
-        return kind is not float
-    if depth > LINE_DEPTH:
-        return False
-    kinds = set(map(type, value))
-    return kinds <= _SCALARS or (float not in kinds
-                                 and all(_plain_value(v, depth + 1) for v in value))
+def _plain(levels: int) -> Any:
+    """The type of a JSON value without floats and with at most ``levels`` containers
+    nested. msgspec reads no recursive alias, and its parser's type tree doubles with each
+    level spelled out, so the fast path stops at _FREE_DEPTH levels: a deeper free-form
+    value leaves its line to the exact path, which applies the real limit, LINE_DEPTH."""
+    value: Any = None | bool | int | str
+    for _ in range(levels):
+        value = None | bool | int | str | list[value] | dict[str, value]
+    return value
 
 
-def _free_object(v: Any) -> bool:
-    return type(v) is dict and _plain_value(v)
+_FREE_DEPTH = 8
+_Nat = Annotated[int, msgspec.Meta(ge=0, le=MAX_SAFE_INT)]
+_Pos = Annotated[int, msgspec.Meta(ge=1, le=MAX_SAFE_INT)]
+_Free: Any = _plain(_FREE_DEPTH)
+_FreeObject: Any = dict[str, _plain(_FREE_DEPTH - 1)]  # type: ignore[misc]
 
 
-def _plain_checks(v: Any) -> bool:
-    """_checks, stricter: exactly its three members, the lease's four, a plain facts."""
-    if type(v) is not dict or len(v) != 3:
-        return False
-    lease, facts, stale = v["lease"], v["facts"], v["stale"]
-    return (type(lease) is dict and len(lease) == 4 and type(lease["id"]) is str
-            and type(lease["expires_at"]) is int and type(lease["revoked"]) is bool
-            and type(lease["live"]) is bool and type(facts) is dict
-            and _plain_value(facts, 3)
-            and type(stale) is list and (not stale or set(map(type, stale)) == {str}))
+class _Lease(TypedDict):
+    id: str
+    expires_at: int
+    revoked: bool
+    live: bool
 
 
-def _plain_nested(fields: dict[str, Any], optional: dict[str, Any]) -> Any:
-    """_check_nested as a predicate: these members pass, optional ones too, no others."""
-    def ok(v: Any) -> bool:
-        if type(v) is not dict:
-            return False
-        size = len(fields)
-        for key, good in optional.items():
-            if key in v:
-                if not good(v[key]):
-                    return False
-                size += 1
-        return len(v) == size and all(good(v[key]) for key, good in fields.items())
-    return ok
+class _Checks(TypedDict):
+    lease: _Lease
+    facts: _FreeObject
+    stale: list[str]
 
 
-def _remembered(check: Any) -> Any:
-    """``check`` as a function that returns the value that passed it (None: not proven),
-    answered from memory for a value whose orjson text passed before (the text determines
-    the value, types included): then it returns the equal value first seen with that text,
-    which the entry holds from then on, so that a record recurring in a journal (a lease
-    check, a proposal's capabilities) is kept once. Short texts only, at most 4,096."""
-    passed: dict[bytes, Any] = {}
-
-    def shared(v: Any) -> Any:
-        text = orjson.dumps(v)
-        same = passed.get(text)
-        if same is not None:
-            return same
-        if not check(v):
-            return None
-        if len(text) <= 1024 and len(passed) < 4096:
-            passed[text] = v
-        return v
-    return shared
+class _Lookup(TypedDict):
+    found: bool
+    asked_at: _Nat
 
 
-def _shared(entry: dict[str, Any], name: str) -> bool:
-    """Whether entry[name] passes its remembered check; it then holds the shared value."""
-    same = _PLAIN[name](entry[name])
-    if same is None:
-        return False
-    entry[name] = same
-    return True
+class _Capabilities(TypedDict):
+    dedupes: bool
+    queryable: bool
+    dedup_window: _Nat
+    lookup_lag: _Nat
+    bounds_in_flight: NotRequired[Literal[False]]
 
 
-# The free-form values must be plain (_plain_value) and the records nested in an entry are
-# checked whole (remembered: few distinct ones recur); the other members as KINDS checks them.
-_PLAIN = {"payload": _plain_value, "key": _plain_value, "premises": _remembered(_free_object),
-          "coordination": _free_object, "admission": _free_object,
-          "checks": _remembered(_plain_checks),
-          "capabilities": _remembered(_plain_nested(CAPABILITY_FIELDS, OPTIONAL_CAPABILITIES)),
-          "timing": _remembered(_plain_nested(TIMING_FIELDS, {}))}
-_CONTEXT = ("capabilities", "lease", "premises", "target", "timing")
-# A proposal's members that recur from one proposal to the next, checked together.
-_proposal_context = _remembered(lambda members: (
-    _PLAIN["capabilities"](members[0]) is not None and type(members[1]) is str
-    and _PLAIN["premises"](members[2]) is not None and type(members[3]) is str
-    and _PLAIN["timing"](members[4]) is not None))
+class _Timing(TypedDict):
+    send_timeout: _Pos
+    settle_margin: _Pos
+    dedup_margin: _Nat
 
 
-def _proposal_shared(entry: dict[str, Any]) -> bool:
-    """Whether a proposal's recurring members pass; they are then the shared values."""
-    same = _proposal_context(tuple(entry[name] for name in _CONTEXT))
-    if same is None:
-        return False
-    entry.update(zip(_CONTEXT, same))
-    return True
+class _Entry(TypedDict, total=False):
+    """Every member an entry of some kind may have, with its type (KINDS, stricter: the
+    checks record has exactly its three members, and no float anywhere)."""
+    seq: _Nat
+    ts: _Nat
+    kind: str
+    effect_id: str
+    prev: str
+    hash: str
+    payload: _Free
+    payload_digest: str
+    key: _Free
+    premises: _FreeObject
+    lease: str
+    target: str
+    capabilities: _Capabilities
+    timing: _Timing
+    coordination: _FreeObject
+    admission: _FreeObject
+    checks: _Checks
+    attempt: _Pos
+    phase: Literal["dispatch", "recovery"]
+    deadline: _Nat
+    claim_until: _Nat
+    first_sent_at: _Nat
+    lookup: _Lookup
+    via: Literal["ack", "lookup", "verification"]
+    result: Literal["could_not_run"]
+    reason: str
+    executed: Literal["false", "true"]
+    answer: Literal["ack", "lookup"]
+    found: bool
+    asked_at: _Nat
 
 
-# Each kind's required members (KINDS), checked in one expression; its optional ones.
-_PLAIN_REQUIRED: dict[str, Any] = {
-    "PROPOSED": lambda e: (_hex64(e["payload_digest"]) and _plain_value(e["payload"])
-                           and _plain_value(e["key"]) and _proposal_shared(e)),
-    "AUTHORIZED": lambda e: _shared(e, "checks"),
-    "DISPATCHED": lambda e: (type(a := e["attempt"]) is int and a > 0
-                             and e["phase"] in ("dispatch", "recovery")
-                             and type(d := e["deadline"]) is int is type(c := e["claim_until"])
-                             is type(f := e["first_sent_at"]) and min(d, c, f) >= 0
-                             and _shared(e, "checks")),
-    "COMMITTED": lambda e: e["via"] in ("ack", "lookup", "verification"),
-    "LANDED": lambda e: e["via"] in ("ack", "lookup"),
-    "VERIFIED": lambda e: e["result"] == "could_not_run",
-    "REFUSED": lambda e: type(e["reason"]) is str and e["executed"] in ("false", "true"),
-    "AMBIGUOUS": lambda e: type(e["reason"]) is str,
-    "REJECTED": lambda e: (e["reason"] == "conflicting_payload"
-                           and _hex64(e["payload_digest"])),
-    "LATE": lambda e: e["answer"] in ("ack", "lookup"),
+_read_block = msgspec.json.Decoder(list[_Entry]).decode
+_read_entry = msgspec.json.Decoder(_Entry).decode
+
+
+def _shapes() -> dict[tuple[str, ...], dict[str, str]]:
+    """Each member tuple an entry may have (sorted, as its canonical line spells them) ->
+    the kinds that have it, each name mapped to itself."""
+    shapes: dict[tuple[str, ...], dict[str, str]] = {}
+    for kind, (required, optional) in KINDS.items():
+        for n in range(len(optional) + 1):
+            for extra in itertools.combinations(optional, n):
+                shapes.setdefault(tuple(sorted({*COMMON, *required, *extra})), {})[kind] = kind
+    return shapes
+
+
+_SHAPES = _shapes()
+# What a member's type in _Entry leaves unsaid, by kind.
+_KIND_RULES: dict[str, Callable[[dict[str, Any]], bool]] = {
+    "PROPOSED": lambda e: _hex64(e["payload_digest"]),
+    "REJECTED": lambda e: e["reason"] == "conflicting_payload" and _hex64(e["payload_digest"]),
+    "LANDED": lambda e: e["via"] != "verification",
 }
-# The kind's name itself comes first: a proven entry's kind becomes that one string object.
-_PLAIN_KINDS = {kind: (kind, _PLAIN_REQUIRED[kind], len(COMMON) + len(required),
-                       tuple((name, _PLAIN.get(name, ok)) for name, ok in optional.items()))
-                for kind, (required, optional) in KINDS.items()}
 
 
-def _plain_fields(entry: dict[str, Any], known: dict[str, str]) -> bool:
-    """What _check_fields checks (but seq, ts, prev and hash, left to the chain), with no
-    float anywhere: True proves the entry's fields sound; False: not proven. ``known``
-    maps effect ids already found to be 64 hex digits to themselves: an entry whose id is
-    there gets that string object, as its kind gets the name in KINDS (equal, so the entry
-    is the same; shared, so a journal holds one copy of each, not one per entry)."""
-    kind, required, size, optional = _PLAIN_KINDS[entry["kind"]]
-    entry["kind"] = kind
-    if not required(entry):
+def _typed_fields(entry: dict[str, Any], known: dict[str, str]) -> bool:
+    """What _check_fields checks (but seq, ts, prev and hash, left to the chain) of an
+    entry msgspec parsed as an _Entry: True proves the entry's fields sound; False: not
+    proven. Its members are those of its kind (its types were checked by the parse).
+    ``known`` maps effect ids already found to be 64 hex digits to themselves: an entry
+    whose id is there gets that string object, as its kind gets the name in KINDS (equal,
+    so the entry is the same; shared, so a journal holds one copy of each)."""
+    kinds = _SHAPES.get(tuple(entry))
+    kind = None if kinds is None else kinds.get(entry["kind"])
+    if kind is None:
         return False
-    if len(entry) != size:
-        for name, ok in optional:
-            if name in entry:
-                if not ok(entry[name]):
-                    return False
-                size += 1
-        if len(entry) != size:
-            return False
+    entry["kind"] = kind
+    rule = _KIND_RULES.get(kind)
+    if rule is not None and not rule(entry):
+        return False
     eid = entry["effect_id"]
     same = known.get(eid)
     if same is None:
@@ -800,14 +790,23 @@ def _plain_fields(entry: dict[str, Any], known: dict[str, str]) -> bool:
     return True
 
 
-def _parse_block(lines: list[str]) -> list[Any] | None:
-    """The block's lines parsed by orjson as one JSON array, or None if that fails (orjson
-    3.10 on refuses to nest deeper than 1,024 levels; 3.8 crashed on 100,000)."""
+def _parse_block(lines: list[str]) -> list[Any]:
+    """The block's lines parsed by msgspec as _Entry values in one call; if that fails,
+    line by line, None standing for each line that is not one."""
     try:
-        parsed = orjson.loads("[" + ",".join(lines) + "]")
-    except (ValueError, RecursionError):  # orjson.JSONDecodeError is a ValueError
+        parsed = _read_block("[" + ",".join(lines) + "]")
+        if len(parsed) == len(lines):
+            return cast(list[Any], parsed)
+    except (msgspec.DecodeError, UnicodeEncodeError, RecursionError):  # ValidationError too
+        pass
+    return [_parsed_line(line) for line in lines]
+
+
+def _parsed_line(line: str) -> Any:
+    try:
+        return _read_entry(line)
+    except (msgspec.DecodeError, UnicodeEncodeError, RecursionError):
         return None
-    return cast(list[Any], parsed) if len(parsed) == len(lines) else None
 
 
 def _proven(parsed: list[Any], lines: list[str], at: int, seq: int, prev: str, last_ts: int,
@@ -830,23 +829,23 @@ def _proven(parsed: list[Any], lines: list[str], at: int, seq: int, prev: str, l
     dumps, sha256, bmp, long_line = orjson.dumps, hashlib.sha256, "\U00010000", MAX_LINE
     for i in range(at, len(lines)):
         entry, line = parsed[i], lines[i]
-        data = line.encode()
         try:
+            data = line.encode()
             if (len(data) > long_line or type(entry) is not dict
                     or dumps(entry, option=_SORTED_SAFE) != data
                     or (not line.isascii() and max(line) >= bmp)
-                    or not _plain_fields(entry, known)):
-                return i - at
-            if data.count(_HASH_KEY) != 1:
+                    or not _typed_fields(entry, known)):
                 return i - at
             cut = data.find(_HASH_KEY)
+            if cut < 0 or data.rfind(_HASH_KEY) != cut:
+                return i - at
             digest = sha256(data[:cut] + data[cut + _HASH_MEMBER:]).hexdigest()
             ts = entry["ts"]
             if (type(entry["seq"]) is not int or entry["seq"] != seq or entry["prev"] != prev
                     or digest != entry["hash"] or type(ts) is not int or ts < last_ts
                     or (now is not None and ts > now)):
                 return i - at
-        except (KeyError, TypeError, orjson.JSONEncodeError):
+        except (KeyError, TypeError, UnicodeEncodeError, orjson.JSONEncodeError):
             return i - at
         entry["prev"] = prev
         seq, prev, last_ts = seq + 1, entry["hash"], ts

@@ -22,7 +22,7 @@ from typing import Any
 
 from kernel import invariants
 from kernel.errors import KernelError
-from kernel.journal import Anomaly, Spawn, render, verify
+from kernel.journal import Anomaly, Spawn, collector_paused, render, verify
 from kernel.machine import Effect
 from kernel.model import State
 from kernel.reexecute import Divergence, reexecute
@@ -152,7 +152,14 @@ def check(journal: str | Sequence[Entry], history: History | None = None,
     the lines in two parts, and the effects are re-executed in two shares (when they are
     independent: no coordinated unit) while this process also judges the invariants. The
     verdict is the same (the first divergence is the earlier of the two shares' first
-    ones), only the time differs."""
+    ones), only the time differs. The garbage collector is paused meanwhile
+    (collector_paused)."""
+    with collector_paused():
+        return _check(journal, history, complete, now, applied, spawn)
+
+
+def _check(journal: str | Sequence[Entry], history: History | None, complete: bool,
+           now: int | None, applied: History | None, spawn: Spawn | None) -> OracleVerdict:
     records = target_records(history)
     more = target_records(applied)
     if more is not None:

@@ -24,6 +24,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
+import orjson
+
 from kernel.errors import IllegalTransition, KernelError
 from kernel.machine import (
     Ack,
@@ -137,17 +139,19 @@ def _proposal(entry: Entry, ctx: Context) -> Proposal:
 
 
 def _setup(kind: Any, record: Any, ctx: Context) -> Any:
-    """``kind(**record)`` (capabilities or timing), built once per record object in a run:
-    a journal's proposals share these records (kernel.journal keeps one per text), and the
-    run holds its entries unchanged, so the same object stands for the same value."""
-    if type(record) is not dict:
+    """``kind(**record)`` (capabilities or timing), built once per record text in a run: a
+    journal's proposals repeat a few such records, and the text (orjson's, sorted)
+    determines the value, types included (true is not 1)."""
+    try:
+        text = orjson.dumps(record, option=orjson.OPT_SORT_KEYS)
+    except TypeError:  # orjson.JSONEncodeError: not plain JSON, so not a record to keep
         return kind(**record)
-    held = ctx.setups.get(id(record))
-    if held is None or held[0] is not record:
+    held = ctx.setups.get(text)
+    if held is None:
         if len(ctx.setups) >= 1_024:
             ctx.setups.clear()
-        held = ctx.setups[id(record)] = (record, kind(**record))
-    return held[1]
+        held = ctx.setups[text] = kind(**record)
+    return held
 
 
 class Context:
@@ -158,7 +162,7 @@ class Context:
         self.earlier: list[Entry] = []
         self.folder: Folder | None = None
         self.seq = 0
-        self.setups: dict[int, tuple[Any, Any]] = {}  # _setup's, for this run
+        self.setups: dict[bytes, Any] = {}  # _setup's, for this run
 
     def view(self) -> View:
         if self.folder is None:

@@ -1,9 +1,9 @@
 """Project rules that code review would otherwise have to remember.
 
-- kernel/ is pure: it imports only the standard library's pure modules, rfc8785 and orjson
-  (two JSON codecs: no I/O, no clock, no randomness; the __main__ command line may read
-  files), and gc (journal.verify pauses the collector while it builds entries). Checked by
-  walking every import statement.
+- kernel/ is pure: it imports only the standard library's pure modules, rfc8785, orjson and
+  msgspec (three JSON codecs: no I/O, no clock, no randomness; the __main__ command line may
+  read files), and gc (verify and the oracle pause the collector while they build entries).
+  Checked by walking every import statement.
 - The dependency direction of DESIGN.md section 3: each folder imports only the project
   folders its row allows (kernel nothing, gate kernel, spec kernel, sim kernel and faults,
   faults kernel, viewer kernel); run_all.py, examples/ and tests/ may import everything.
@@ -24,8 +24,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-ALLOWED = {"__future__", "ast", "collections", "copy", "dataclasses", "enum", "gc", "hashlib",
-           "json", "re", "typing", "rfc8785", "orjson", "kernel"}
+ALLOWED = {"__future__", "ast", "collections", "contextlib", "copy", "dataclasses", "enum", "gc",
+           "hashlib", "itertools", "json", "re", "typing", "rfc8785", "orjson", "msgspec",
+           "kernel"}
 CLI_ONLY = {"argparse", "sys", "pathlib", "time", "os"}
 # kernel/forked.py starts the helper process the command line lends verify and the oracle;
 # only the command line imports it (the pure modules take it as an argument).

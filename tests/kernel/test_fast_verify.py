@@ -200,8 +200,6 @@ def _proven_from(lines: list[str], at: int) -> int:
     start = at - at % BLOCK
     block = "".join(lines).split("\n")[:-1][start:start + BLOCK]  # as verify cuts it
     parsed = journal._parse_block(block)
-    if parsed is None:
-        return 0
     return journal._proven(parsed, block, at - start, at, *_prev_and_ts(lines, at), None, {})
 
 
@@ -215,6 +213,8 @@ EXACT_ONLY: dict[str, Any] = {
     "escapes and raw controls": "\x00\x1f\"\\\x7f\u2028/",
     "nesting at the limit": json.loads("[" * (journal.LINE_DEPTH - 1)
                                        + "]" * (journal.LINE_DEPTH - 1)),
+    "free-form nesting one past the typed parse's": json.loads(
+        '{"a":[' * (journal._FREE_DEPTH // 2) + "{}" + "]}" * (journal._FREE_DEPTH // 2)),
     "strings of every BMP block": "".join(chr(c) for c in range(0xA0, 0xD800, 97)),
 }
 
@@ -300,13 +300,14 @@ def test_journals_of_every_kind_get_the_same_verdict_both_ways() -> None:
 
 
 # ---------------------------------------------------------------- the plain schema
-# _plain_fields stands in for _check_fields on the fast path: an entry it accepts must be one
-# _check_fields accepts. Judged here by editing every member of every kind of entry, top
-# level and one level down, to values of each JSON type and to near misses, and by dropping
-# members and adding one.
+# The typed parse (_Entry) with _typed_fields stands in for _check_fields on the fast path:
+# an entry they accept must be one _check_fields accepts. Judged here by editing every member
+# of every kind of entry, top level and one level down, to values of each JSON type and to
+# near misses, and by dropping members and adding one.
 
-ODD_VALUES: list[Any] = [0, 1, -1, 7, 1.5, "", "x", "ack", "dispatch", "false", True, False,
-                         None, {}, [], ["x"], [1], {"a": 1}, "a" * 64, "g" * 64, "0" * 63]
+ODD_VALUES: list[Any] = [0, 1, -1, 7, 1.5, "", "x", "ack", "dispatch", "verification", "false",
+                         True, False, None, {}, [], ["x"], [1], {"a": 1}, "a" * 64, "g" * 64,
+                         "0" * 63]
 
 
 def _variants(entry: dict[str, Any]) -> list[dict[str, Any]]:
@@ -344,12 +345,20 @@ def _find(copy: dict[str, Any], entry: dict[str, Any], holder: Any) -> Any:
 
 
 def _plain(entry: dict[str, Any]) -> bool:
-    """_plain_fields, with what _proven checks by the chain instead: seq is the next seq,
-    prev the previous line's digest, hash this line's, ts an integer not before the last."""
+    """What _proven proves of the entry's canonical line but the chain: the typed parse gives
+    back this very entry (a member the schema does not know is dropped, so it is not the
+    same) and _typed_fields accepts it; prev and hash are hex, seq and ts naturals (the
+    chain checks them by equality with what they must be)."""
     chained = all(journal._hex64(entry.get(name)) for name in ("prev", "hash")) and all(
         journal._nat(entry.get(name)) for name in ("seq", "ts"))
     try:
-        return chained and journal._plain_fields(entry, {})
+        line = orjson.dumps(entry, option=orjson.OPT_SORT_KEYS)
+    except TypeError:  # orjson.JSONEncodeError: a value it cannot spell
+        return False
+    parsed = journal._parsed_line(line.decode())
+    try:
+        return (chained and parsed == entry and orjson.dumps(parsed, option=orjson.OPT_SORT_KEYS)
+                == line and journal._typed_fields(parsed, {}))
     except (KeyError, TypeError):  # what _proven reads as "not proven"
         return False
 

@@ -37,9 +37,10 @@ def test_equal_strings_of_proven_entries_are_one_object() -> None:
     assert entries == verify("".join(LINES), fast=False).entries
     assert entries[0]["prev"] is journal.GENESIS
     ids: dict[str, str] = {}
+    kinds = {kind: kind for kind in journal.KINDS}
     for before, entry in zip(entries, entries[1:]):
         assert entry["prev"] is before["hash"]
-        assert entry["kind"] is journal._PLAIN_KINDS[entry["kind"]][0]
+        assert entry["kind"] is kinds[entry["kind"]]
         assert ids.setdefault(entry["effect_id"], entry["effect_id"]) is entry["effect_id"]
 
 
@@ -68,3 +69,26 @@ def test_the_collector_is_off_while_verify_builds_entries(
     assert gc.isenabled()
     verify("".join(LINES))
     assert states and not any(states) and gc.isenabled()
+
+
+def test_the_collector_is_off_while_the_oracle_checks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The full check pauses it too (re-execution builds an effect per entry), and leaves it
+    as it found it, whatever the verdict."""
+    from kernel import oracle
+    states = []
+    real = oracle.invariants.check
+
+    def spy(*args: object) -> object:
+        states.append(gc.isenabled())
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(oracle.invariants, "check", spy)
+    assert gc.isenabled()
+    assert oracle.check("".join(LINES)).valid is True
+    assert states == [False] and gc.isenabled()
+    gc.disable()
+    try:
+        oracle.check("".join(LINES[:9]) + "{]\n")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
