@@ -18,11 +18,13 @@ from a crash: it was never acknowledged as durable, so it is discarded and repor
 note, never parsed as an entry. A hash chain cannot see entries cut from the end; pass the
 last known hash as ``expected_head`` to catch that.
 
-Speed. ``verify`` parses each block of ``BLOCK`` lines with orjson (a C parser) in one call
-and proves what it can line by line (``_proven``): a line that is exactly orjson's sorted
-spelling of its value, with no float, no character beyond the Basic Multilingual Plane and
-only safe integers, is its RFC 8785 form; its fields are checked by ``_plain_fields``, and
-its hash over its own bytes with the one top-level hash member cut out. The first line it
+Speed. ``verify`` parses each block of ``BLOCK`` lines with msgspec (a C parser) in one call,
+against a typed schema (``_Entry``): every member's JSON type, integer range and literal,
+the nested records' members, no float anywhere, checked as the line is read. Then it proves
+what it can line by line (``_proven``): a line that is exactly orjson's sorted spelling of
+its value, with no character beyond the Basic Multilingual Plane and only safe integers, is
+its RFC 8785 form; its members must be those of its kind (``_typed_fields``), and its hash
+over its own bytes with the one top-level hash member cut out must match. The first line it
 does not prove is judged by the exact path (``_check_line``, also ``fast=False``), which
 alone words anomalies, and proving resumes after it; so both give the same verdict and the
 same entries (tests/kernel/test_fast_verify.py).
@@ -815,15 +817,17 @@ def _proven(parsed: list[Any], lines: list[str], at: int, seq: int, prev: str, l
     entries; seq, prev and last_ts are those the line at ``at`` must follow. It never words
     an anomaly: the first line it does not prove is judged by the exact path.
 
-    A line is proven when it is exactly what orjson writes for its parsed value (sorted
-    keys, safe integers only) and that value holds no float, no character beyond the Basic
-    Multilingual Plane (where orjson's key order differs from RFC 8785's) and nests within
-    the depth limit (counted by brackets, a bound): then it is its entry's RFC 8785
-    spelling, and the one spelled entry the line can be, so each value lines up with its
-    line. Its fields pass _plain_fields. Its hash member is the only text ``"hash":"`` in
-    it (a second one, nested, leaves the line to the exact path), so the line with that
-    member cut out is the canonical entry without its hash, as _unsigned would cut it,
-    and hashing those bytes must give the hash. Last, it chains: seq, prev, time order.
+    A line is proven when the typed parse read it (so it holds no float and nests within
+    the parse's types, a bound under the depth limit), it is exactly what orjson writes for
+    that value (sorted keys, safe integers only; a member the schema does not know was
+    dropped by the parse, so its line is not) and it holds no character beyond the Basic
+    Multilingual Plane (where orjson's key order differs from RFC 8785's): then it is its
+    entry's RFC 8785 spelling, and the one spelled entry the line can be, so each value
+    lines up with its line. Its members are its kind's (_typed_fields). Its hash member is
+    the only text ``"hash":"`` in it (a second one, nested, leaves the line to the exact
+    path), so the line with that member cut out is the canonical entry without its hash,
+    as _unsigned would cut it, and hashing those bytes must give the hash. Last, it
+    chains: seq, prev, time order.
     A proven entry's prev becomes the string object of the hash before it (``prev``), so
     the two equal strings are kept once."""
     dumps, sha256, bmp, long_line = orjson.dumps, hashlib.sha256, "\U00010000", MAX_LINE
