@@ -20,7 +20,14 @@ LOCAL_NAME = re.compile(r"\b(s|c_\d+|n_\d+|b_\w+|at_\d+|tup_\d+|self_\w+|key_\d+
                         r"|chg_\d+|_rt_tlcget|_tlc_level|tlc_print\w*|enabled_\d+|rec_\w+)\b")
 
 
-BINDER = re.compile(r"\bfor \(?([\w, ]+)\)? in\b|\blambda ([\w, ]*):")
+# The binders of generated code: `for x in`, `for (x, y) in`, `lambda x, y:`. Two patterns
+# that each begin with their keyword, so the regex engine skips to the keyword's next
+# occurrence (one pattern of both, led by `\b`, tried every position of the code: ~18
+# times slower on braf's megabyte units). The lookbehind after the keyword is the `\b`
+# before it. In Python code neither's match can begin inside the other's, so together
+# they find what the alternation found.
+FOR_BINDER = re.compile(r"for(?<!\wfor) \(?([\w, ]+)\)? in\b")
+LAMBDA_BINDER = re.compile(r"lambda(?<!\wlambda) ([\w, ]*):")
 
 
 _SCOPES = {}
@@ -34,8 +41,8 @@ def local_scope(code):
         names = set(LOCAL_NAME.findall(code))
         bound = set()
         if names:
-            for m in BINDER.finditer(code):
-                bound.update(n.strip() for n in (m.group(1) or m.group(2) or "").split(","))
+            for group in FOR_BINDER.findall(code) + LAMBDA_BINDER.findall(code):
+                bound.update(n.strip() for n in group.split(","))
         if len(_SCOPES) > 50000:
             _SCOPES.clear()
         got = _SCOPES[code] = (frozenset(names - bound), frozenset(bound & names))

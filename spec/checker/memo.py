@@ -53,9 +53,21 @@ CHEAP_FALLBACK = re.compile(rf"else _ap\(\w+, {_ATOM}\)|else _eq\({_ATOM}, {_ATO
                             rf"|or _isin\({_ATOM}, \w+\)")
 
 
+_WORTH = {}
+
+
 def worth(code):
-    """Is evaluating code more than a lookup or a comparison (so a memo pays)?"""
-    return WORTH.search(CHEAP_FALLBACK.sub("", code)) is not None
+    """Is evaluating code more than a lookup or a comparison (so a memo pays)?
+    Remembered per code while a unit is compiled (memo_body): ex() asks it of every
+    foldable node's code up to three times (unit, constant and LET memos), and inlined
+    copies of one definition repeat codes."""
+    got = _WORTH.get(code)
+    if got is None:
+        got = WORTH.search(CHEAP_FALLBACK.sub("", code)) is not None
+        if len(_WORTH) > 50000:  # asked outside any unit (constant and init code)
+            _WORTH.clear()
+        _WORTH[code] = got
+    return got
 
 
 
@@ -143,12 +155,7 @@ class LetMemo:
         if not free or not all(STATE_NAME.match(n) or (reg.next_fixed and NEXT_NAME.match(n))
                                or n in reg.names for n in free):
             return code
-        if bound:
-            canon = {}
-            shape = LOCAL_NAME.sub(lambda m: canon.setdefault(m.group(0), f"_#{len(canon)}")
-                                   if m.group(0) in bound else m.group(0), code)
-        else:
-            shape = code
+        shape = unit_shape(code, bound)
         entry = reg.entries.get(shape)
         if entry is None:
             name = self.fresh("x")
@@ -168,6 +175,9 @@ class LetMemo:
             lines = compile_body()
         finally:
             self.memo_units.pop()
+            if not self.memo_units:  # the outermost unit is done: its codes die with it
+                _WORTH.clear()
+                _SHAPES.clear()
         if not reg.entries:
             return lines
         text = "\n".join(lines)
@@ -198,10 +208,11 @@ class LetMemo:
         """code through a memo keyed by the identities of the values of its free names,
         when those are all constant-bound locals (see the module's doc)."""
         if cx.mode not in ("state", "action", "init") or not self.const_bound \
-                or code.isidentifier() or not worth(code) or IMPURE_CALL.search(code):
+                or code.isidentifier() or not worth(code):
             return code
-        free, _ = local_scope(code)
-        if not free or not free <= self.const_bound or free & bound_names(code):
+        free, _ = local_scope(code)  # remembered: cheaper than the search below
+        if not free or not free <= self.const_bound or IMPURE_CALL.search(code) \
+                or free & bound_names(code):
             return code  # (local_scope's for-clauses are read greedily: checked again)
         args = ", ".join(sorted(free))
         name = self.fresh("cmemo")
@@ -273,6 +284,24 @@ class Frame:
     def __init__(self, outer):
         self.outer = outer  # the locals live where the binder's expression is evaluated
         self.memos = {}     # hoisted subexpression code -> name of its memo list
+
+
+_SHAPES = {}
+
+
+def unit_shape(code, bound):
+    """code with the names it binds renamed _#0, _#1, ... in order of first mention, so
+    two inlined copies of one definition have one shape; remembered per code while a
+    unit is compiled (the renaming calls back into Python at every local name of code)."""
+    if not bound:
+        return code
+    shape = _SHAPES.get(code)
+    if shape is None:
+        canon = {}
+        shape = LOCAL_NAME.sub(lambda m: canon.setdefault(m.group(0), f"_#{len(canon)}")
+                               if m.group(0) in bound else m.group(0), code)
+        _SHAPES[code] = shape
+    return shape
 
 
 def memo_code(name, code):

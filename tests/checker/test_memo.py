@@ -5,7 +5,9 @@ remembered across the iterations of a quantifier, across the choices of a primed
 variable, or for a primed mention of the definition. Expected results worked out
 by hand.
 """
-from spec.checker import check, load
+import re
+
+from spec.checker import check, codegen, load, memo
 
 from .conftest import write_spec
 
@@ -192,3 +194,42 @@ def test_by_identity_never_answers_for_an_equal_value():
     t1, t2 = (1,), (True,)
     assert two(1, t1) == ("int", "int") and two(1, t2) == ("int", "bool")
     assert two(True, t1) == ("bool", "int") and two(1, t1) == ("int", "int")
+
+
+OLD_BINDER = re.compile(r"\bfor \(?([\w, ]+)\)? in\b|\blambda ([\w, ]*):")
+SCOPE_CODES = [
+    "[b_x_1 for b_x_1 in c_0]", "all(b_y_2 for (b_y_2, b_z_3) in c_1.items())",
+    "(lambda x_4, x_5: x_4 + x_5)([], [])", "xfor b_a_6 in c_0", "_lambda b_q_7: c_2",
+    "(lambda : c_3)()", "{b_k_8: s for b_k_8 in n_1 if (lambda x_9: x_9)(b_k_8)}",
+    "'for b_s_10 in' + c_4", "c_0 if c_0 else _ap(c_1, 'f') or _isin(b_w_11, c_2)",
+]
+
+
+def old_local_scope(code):
+    """local_scope as it was: one alternation of both binders, tried at every position."""
+    names = set(codegen.LOCAL_NAME.findall(code))
+    bound = set()
+    for m in OLD_BINDER.finditer(code):
+        bound.update(n.strip() for n in (m.group(1) or m.group(2) or "").split(","))
+    return frozenset(names - bound), frozenset(bound & names)
+
+
+def test_the_binder_scan_finds_what_the_alternation_found():
+    for code in SCOPE_CODES:
+        codegen._SCOPES.clear()
+        assert codegen.local_scope(code) == old_local_scope(code), code
+
+
+def test_remembered_worth_and_shape_are_the_plain_computations():
+    for code in SCOPE_CODES * 2:
+        plain_worth = memo.WORTH.search(memo.CHEAP_FALLBACK.sub("", code)) is not None
+        assert memo.worth(code) is plain_worth, code
+        bound = codegen.local_scope(code)[1]
+        assert memo.unit_shape(code, bound) == plain_shape(code, bound), code
+
+
+def plain_shape(code, bound):
+    """unit_memo's renaming of bound names as it was, computed every time."""
+    canon = {}
+    return codegen.LOCAL_NAME.sub(lambda m: canon.setdefault(m.group(0), f"_#{len(canon)}")
+                                  if m.group(0) in bound else m.group(0), code)
