@@ -52,7 +52,7 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--json", action="store_true", help="print the verdict as JSON")
     c.add_argument("--workers", type=int, choices=(1, 2), default=DEFAULT_WORKERS,
                    help="processes to judge a large journal with: 2 forks one helper "
-                   "(the lines and the re-execution are split in two; same verdict), "
+                   "(the re-execution is split in two; same verdict), "
                    f"1 keeps to this process (default here: {DEFAULT_WORKERS})")
     return parser
 
