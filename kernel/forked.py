@@ -9,7 +9,7 @@ system, or a child that fails, dies or answers only in part, ``result()`` comput
 ``fn(*args)`` in the parent. Use it as a context manager, so that a parent that stops early
 (an exception, an anomaly found first) kills and reaps its child.
 
-The pure modules never import this one: ``verify`` and ``oracle.check`` take it as their
+The pure modules never import this one: ``oracle.check`` takes it as its
 ``spawn`` argument. Forking a process that runs threads is unsafe in general (a lock held by
 another thread stays held in the child), so callers pass it explicitly; the command line,
 single-threaded, does (``--workers 2``).

@@ -41,7 +41,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, NotRequired, Protocol, TypedDict, TypeVar, cast
+from typing import Annotated, Any, Literal, NotRequired, TypedDict, cast
 
 import msgspec
 import orjson
@@ -475,25 +475,16 @@ def decode(data: bytes) -> str:
 
 
 def verify(text: str | bytes, now: int | None = None, expected_head: str | None = None,
-           *, fast: bool = True, spawn: Spawn | None = None) -> Verdict:
+           *, fast: bool = True) -> Verdict:
     """Verify a whole journal given as text (or bytes). Stops at the first bad line.
 
     With ``fast`` (the default) the lines of each block are first tried by ``_proven``; a
     line it does not prove sound is judged by the exact path, which alone finds and words
     every anomaly. ``fast=False`` runs the exact path only.
 
-    ``spawn`` (fast only, on a journal of at least ``FORK_MIN`` characters) lends the work
-    a helper started by ``spawn`` (the command line's is kernel.forked.Forked, a forked
-    process): it judges the second part of the lines as following the line before them as
-    that line records itself, while this process judges the first part; if the first part
-    is sound and ends with exactly that hash and time, the helper's entries and verdict
-    are the journal's (its entries come back pickled: pickling keeps them shared as they
-    were, and reading them is several times faster than parsing). Same verdict, same
-    entries (tests/kernel/test_two_workers.py); the time is what changes.
-
     The automatic garbage collector is paused meanwhile (collector_paused)."""
     with collector_paused():
-        return _verify(text, now, expected_head, fast, spawn)
+        return _verify(text, now, expected_head, fast)
 
 
 @contextmanager
@@ -512,21 +503,14 @@ def collector_paused() -> Iterator[None]:
 
 
 def _verify(text: str | bytes, now: int | None, expected_head: str | None,
-            fast: bool, spawn: Spawn | None) -> Verdict:
+            fast: bool) -> Verdict:
     verdict = Verdict(valid=True)
     try:
         text = decode(text) if isinstance(text, bytes) else text
     except JournalError as exc:
         return _invalid(verdict, Anomaly("malformed", exc.line_no, str(exc)))
     end = text.rfind("\n") + 1  # where the complete lines end
-    if fast and spawn is not None and end >= max(FORK_MIN, 1):  # the caller gets a line
-        cut = text.find("\n", int(end * FIRST_SHARE)) + 1  # the helper's lines start here
-        with spawn(_second_part, text, cut, end, now) as helper:
-            problem = _lines(text, 0, cut, 0, GENESIS, 0, now, fast, verdict.entries)
-            if problem is None:
-                problem = _joined(text, cut, end, now, verdict.entries, helper.result())
-    else:
-        problem = _lines(text, 0, end, 0, GENESIS, 0, now, fast, verdict.entries)
+    problem = _lines(text, 0, end, 0, GENESIS, 0, now, fast, verdict.entries)
     return _ending(verdict, problem, text, end, now, expected_head)
 
 
@@ -577,54 +561,6 @@ def _ending(verdict: Verdict, problem: Anomaly | None, text: str, end: int, now:
         return _invalid(verdict, Anomaly("truncated", start,
                                          "the journal ends before the expected last entry"))
     return verdict
-
-
-T = TypeVar("T", covariant=True)
-
-
-class Helper(Protocol[T]):
-    """What ``spawn(fn, *args)`` returns: ``fn(*args)`` computed elsewhere meanwhile."""
-
-    def result(self) -> T: ...
-    def __enter__(self) -> Helper[T]: ...
-    def __exit__(self, *exc: object) -> None: ...
-
-
-Spawn = Callable[..., Helper[Any]]  # spawn(fn, *args) starts fn(*args) elsewhere
-FORK_MIN = 1 << 22  # characters (4 MiB, some 8,000 entries): below, a helper costs more
-FIRST_SHARE = 0.56  # of the characters judged by the caller; the rest (and pickling) by the helper
-Part = tuple[str, int, list[dict[str, Any]], Anomaly | None]  # what _second_part answers
-
-
-def _second_part(text: str, begin: int, end: int, now: int | None) -> Part | None:
-    """The helper's share of ``verify(spawn=...)``: the lines of ``text[begin:end]`` judged
-    as following the line before ``begin`` as that line records itself (its hash and time):
-    (that hash, that time, the entries, the first bad line or None); None if the line
-    before cannot say (then the caller judges these lines itself)."""
-    line = text[text.rfind("\n", 0, begin - 1) + 1:begin - 1]
-    try:
-        before = orjson.loads(line)
-    except ValueError:
-        return None
-    if type(before) is not dict or type(before.get("hash")) is not str \
-            or type(before.get("ts")) is not int:
-        return None
-    entries: list[dict[str, Any]] = []
-    problem = _lines(text, begin, end, text.count("\n", 0, begin), before["hash"],
-                     before["ts"], now, True, entries)
-    return before["hash"], before["ts"], entries, problem
-
-
-def _joined(text: str, begin: int, end: int, now: int | None, entries: list[dict[str, Any]],
-            part: Part | None) -> Anomaly | None:
-    """After the caller's lines (``entries``, all sound, at least one: the cut follows a
-    newline): the helper's part if it followed exactly the entry they end with, else the
-    rest judged here."""
-    last = entries[-1]
-    if part is not None and (part[0], part[1]) == (last["hash"], last["ts"]):
-        entries += part[2]
-        return part[3]
-    return _lines(text, begin, end, len(entries), last["hash"], last["ts"], now, True, entries)
 
 
 def _blocks(text: str, begin: int = 0, end: int = -1) -> Iterator[list[str]]:

@@ -16,13 +16,13 @@ still DISPATCHED with no final entry and no target history says what happened to
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from kernel import invariants
 from kernel.errors import KernelError
-from kernel.journal import Anomaly, Spawn, collector_paused, render, verify
+from kernel.journal import Anomaly, collector_paused, render, verify
 from kernel.machine import Effect
 from kernel.model import State
 from kernel.reexecute import Divergence, reexecute
@@ -78,6 +78,19 @@ def _share(entries: Sequence[Entry], digits: str | None = None
     effects, divergence = conformance(entries)
     return [eid for eid, e in effects.items() if e.state is State.DISPATCHED], divergence
 
+
+T = TypeVar("T", covariant=True)
+
+
+class Helper(Protocol[T]):
+    """What ``spawn(fn, *args)`` returns: ``fn(*args)`` computed elsewhere meanwhile."""
+
+    def result(self) -> T: ...
+    def __enter__(self) -> Helper[T]: ...
+    def __exit__(self, *exc: object) -> None: ...
+
+
+Spawn = Callable[..., Helper[Any]]  # spawn(fn, *args) starts fn(*args) elsewhere
 
 # ``check(spawn=...)`` re-executes the effects whose id begins with one of CHILD_DIGITS in a
 # helper, the rest here; this process also judges the invariants meanwhile, so it takes the
@@ -150,11 +163,11 @@ def check(journal: str | Sequence[Entry], history: History | None = None,
     lends the check a second core: it starts a function elsewhere (the command line's is
     kernel.forked.Forked, a forked process; this module stays pure). The effects are then
     re-executed in two shares (when they are independent: no coordinated unit) while this
-    process also judges the invariants. ``verify`` keeps to this process: since its typed
-    parse, a helper's part of the lines, pickled back, saved nothing (1,000,000 entries,
-    fresh processes: 6.0-6.6 s wall either way), and the full check ran at 61,742 and
-    65,590 entries/s with the helper for re-execution only against 54,188 and 62,791 with
-    both. The verdict is the same (the first divergence is the earlier of the two shares'
+    process also judges the invariants (``verify`` keeps to this process: since its typed
+    parse, a helper's part of the lines, pickled back, saved nothing; the full check ran at
+    61,742 and 65,590 entries/s with the helper for re-execution only against 54,188 and
+    62,791 with it for the lines too, 1,000,000 entries, fresh processes; that split is
+    gone). The verdict is the same (the first divergence is the earlier of the two shares'
     first ones), only the time differs. The garbage collector is paused meanwhile
     (collector_paused)."""
     with collector_paused():

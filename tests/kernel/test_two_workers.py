@@ -1,13 +1,11 @@
-"""``spawn=Forked``: verify and the oracle lend their work to a forked helper and must give
-exactly the one-process verdict (and entries), whatever the journal and whatever the helper
-does.
+"""``spawn=Forked``: the oracle lends the re-execution to a forked helper and must give
+exactly the one-process verdict, whatever the journal and whatever the helper does.
 
-The size floors (journal.FORK_MIN, oracle.FORK_ENTRIES) are lowered to 0 here so that
-small journals take the two-process path too: every mutant of the fast path's table
-(tests/kernel/test_fast_verify.py), every mutant of the mutation corpus, every hand-made
-journal, and large journals with flaws planted in either share. A helper that dies, or
-answers only in part, leaves the work to the parent; a system without fork computes in the
-parent. Reproduce one: ``pytest tests/kernel/test_two_workers.py -k NAME``.
+The size floor (oracle.FORK_ENTRIES) is lowered to 0 here so that small journals take the
+two-process path too: every mutant of the mutation corpus, every hand-made journal, and
+large journals with flaws planted in either share. A helper that dies, or answers only in
+part, leaves the work to the parent; a system without fork computes in the parent.
+Reproduce one: ``pytest tests/kernel/test_two_workers.py -k NAME``.
 """
 
 from __future__ import annotations
@@ -19,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from kernel import forked, journal, mutations, oracle
+from kernel import forked, mutations, oracle
 from kernel.forked import Forked
-from kernel.journal import Chain, render, verify
+from kernel.journal import Chain, render
 from sim import corpus
 from tests.kernel import test_fast_verify as fast
 from tests.kernel import test_handmade as handmade
@@ -30,34 +28,12 @@ from tests.kernel.test_handmade import MANIFEST
 
 @pytest.fixture(autouse=True)
 def always_fork(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(journal, "FORK_MIN", 0)
     monkeypatch.setattr(oracle, "FORK_ENTRIES", 0)
 
 
 def _both(text: str, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     one, two = oracle.check(text, **kwargs), oracle.check(text, spawn=Forked, **kwargs)
     return one.as_json(), two.as_json()
-
-
-@pytest.mark.parametrize(("name", "where"), [
-    (name, where) for name in sorted(fast.MUTANTS) for where in sorted(fast.WHERE)
-    if not (name in fast.PROPOSED_ONLY and fast.WHERE[where] % 4)])
-def test_verify_judges_every_fast_path_mutant_alike(name: str, where: str) -> None:
-    text = "".join(fast._mutated(name, fast.WHERE[where]))
-    one, two = verify(text), verify(text, spawn=Forked)
-    assert two.valid is False and two.as_json() == one.as_json()
-    assert two.entries == one.entries
-
-
-def test_verify_gives_the_same_entries_on_sound_journals_and_torn_tails() -> None:
-    text = "".join(fast.LINES)
-    for variant in (text, text[:-40], text[:-40] + "x", text + '{"seq":'):
-        one, two = verify(variant), verify(variant, spawn=Forked)
-        assert two.as_json() == one.as_json() and two.entries == one.entries
-    last = json.loads(fast.LINES[-1])
-    for kwargs in ({"now": last["ts"] - 1}, {"expected_head": "0" * 64},
-                   {"expected_head": last["hash"]}):
-        assert verify(text, spawn=Forked, **kwargs).as_json() == verify(text, **kwargs).as_json()
 
 
 def _corpus() -> Iterator[tuple[str, list[dict[str, Any]], Any]]:
@@ -141,70 +117,6 @@ def test_the_earlier_of_two_divergences_is_reported_whichever_share_holds_it(
     assert one["anomalies"][0]["witnesses"] == [f"line {first + 1}"]
 
 
-def test_a_flaw_in_the_helpers_half_of_verify_is_found() -> None:
-    lines = list(LARGE)
-    at = len(lines) - 5
-    lines[at] = lines[at].replace('"ts":', '"ts":1', 1)  # an edit: the hash no longer matches
-    one, two = verify("".join(lines)), verify("".join(lines), spawn=Forked)
-    assert two.valid is False and two.as_json() == one.as_json()
-    assert two.anomalies[0].type == "hash_mismatch" and two.anomalies[0].line == at + 1
-
-
-def _seam(text: str) -> int:
-    """The index of the first line the helper judges (as verify cuts the text)."""
-    end = text.rfind("\n") + 1
-    return text.count("\n", 0, text.find("\n", int(end * journal.FIRST_SHARE)) + 1)
-
-
-SEAM_FLAWS = {
-    "edited": lambda line: line.replace('"ts":', '"ts":1', 1),
-    "not json": lambda line: line[:40],
-    "empty": lambda line: "",
-    "another kind": lambda line: line.replace('"kind":"', '"kind":"X', 1),
-}
-
-
-@pytest.mark.parametrize("offset", [-2, -1, 0, 1])
-@pytest.mark.parametrize("flaw", sorted(SEAM_FLAWS))
-def test_a_flaw_at_the_seam_between_the_two_parts_is_found(offset: int, flaw: str) -> None:
-    lines = list(LARGE)
-    at = _seam("".join(lines)) + offset
-    lines[at] = SEAM_FLAWS[flaw](lines[at].rstrip("\n")) + "\n"
-    one, two = verify("".join(lines)), verify("".join(lines), spawn=Forked)
-    assert two.valid is False and two.as_json() == one.as_json(), (flaw, offset)
-    assert two.entries == one.entries
-
-
-@pytest.mark.parametrize("offset", [-1, 0])
-def test_a_sound_change_resealed_at_the_seam_is_judged_alike(offset: int) -> None:
-    """A line re-sealed with a changed body (its hash fits it): the next line's prev
-    breaks, wherever the seam falls."""
-    lines = list(LARGE)
-    at = _seam("".join(lines)) + offset
-    body = {k: v for k, v in json.loads(lines[at]).items() if k not in ("hash",)}
-    body["ts"] += 1
-    lines[at] = fast._with_hash(json.dumps({**body, "hash": "0" * 64}, sort_keys=True,
-                                           separators=(",", ":")) + "\n")
-    one, two = verify("".join(lines)), verify("".join(lines), spawn=Forked)
-    assert one.valid is False and two.as_json() == one.as_json()
-
-
-def test_on_a_sound_journal_the_parent_judges_only_its_part(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """The helper's part is taken, not judged again (the verdict alone cannot tell)."""
-    judged: list[tuple[int, int]] = []
-    real = journal._lines
-
-    def recorded(text: str, begin: int, end: int, *args: Any) -> Any:
-        judged.append((begin, end))  # in this process only: the helper's are its own
-        return real(text, begin, end, *args)
-    monkeypatch.setattr(journal, "_lines", recorded)
-    text = "".join(LARGE)
-    assert verify(text, spawn=Forked).valid is True
-    assert len(judged) == 1 and judged[0][0] == 0
-    assert text.count("\n", 0, judged[0][1]) == _seam(text) < len(LARGE) * 0.6
-
-
 def test_an_open_effect_is_named_alike() -> None:
     lines = LARGE[:-1]  # the last effect's COMMITTED is cut: it stays DISPATCHED
     one, two = _both("".join(lines))
@@ -227,7 +139,6 @@ def test_a_helper_that_dies_leaves_the_work_to_the_parent(
         monkeypatch: pytest.MonkeyPatch) -> None:
     lines = _forged(LARGE, _first_dispatch_in("helper", after=100), attempt=2)
     expected = oracle.check("".join(lines)).as_json()
-    monkeypatch.setattr(journal, "_second_part", _dies_in_the_child(journal._second_part))
     monkeypatch.setattr(oracle, "_share", _dies_in_the_child(oracle._share))
     assert oracle.check("".join(lines), spawn=Forked).as_json() == expected
 
@@ -235,9 +146,6 @@ def test_a_helper_that_dies_leaves_the_work_to_the_parent(
 def test_a_partial_answer_is_not_believed(monkeypatch: pytest.MonkeyPatch) -> None:
     real = forked.pickle.dumps
     monkeypatch.setattr(forked.pickle, "dumps", lambda value, **kw: real(value, **kw)[:-3])
-    lines = list(LARGE)
-    lines[7] = lines[7].replace('"ts":', '"ts":1', 1)
-    assert verify("".join(lines), spawn=Forked).as_json() == verify("".join(lines)).as_json()
     forged = "".join(_forged(LARGE, _first_dispatch_in("helper", after=100), attempt=2))
     assert oracle.check(forged, spawn=Forked).as_json() == oracle.check(forged).as_json()
 
