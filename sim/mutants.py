@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -213,6 +214,11 @@ def run_mutant(mutant: Mutant, cases: int, stop_first: bool,
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+# A case, as a worker sees it: the text the digest takes in, and per run (harms, the judges
+# that found them).
+Case = tuple[str, list[tuple[list[str], list[str]]]]
+
+
 def worker(name: str, cases: int, stop_first: bool, kernel_path: str) -> dict[str, Any]:
     """In the subprocess: the mutated kernel is first on the path; sweep it, kernel only."""
     import kernel
@@ -223,28 +229,12 @@ def worker(name: str, cases: int, stop_first: bool, kernel_path: str) -> dict[st
         return coding_worker(name, cases, stop_first)
     from sim import sweep
 
-    first, failing, runs = None, 0, 0
-    caught: Counter[str] = Counter()
-    reasons: Counter[str] = Counter()
-    digest = hashlib.sha256()
-    for seed in range(cases):
+    def case(seed: int) -> Case:
         rec = safe_case(sweep, seed)
-        digest.update(sweep.line(rec).encode())
-        for cell in rec["cells"].values():
-            runs += 1
-            if cell[2]:
-                failing += 1
-                caught.update(cell[4].get("caught_by", ["crash"]) if len(cell) > 4
-                              else ["crash"])
-                reasons.update(cell[2])
-        if failing and first is None:
-            first = seed
-            if stop_first:
-                break
-    return {"mutant": name, "cases": seed + 1 if cases else 0, "runs": runs,
-            "first_failing_seed": first, "failing_runs": failing,
-            "caught_by": dict(sorted(caught.items())), "reasons": dict(sorted(reasons.items())),
-            "digest": digest.hexdigest()}
+        return sweep.line(rec), [
+            (cell[2], cell[4].get("caught_by", ["crash"]) if len(cell) > 4 else ["crash"])
+            for cell in rec["cells"].values()]
+    return _tally(name, cases, stop_first, case)
 
 
 def coding_worker(name: str, cases: int, stop_first: bool) -> dict[str, Any]:
@@ -255,23 +245,37 @@ def coding_worker(name: str, cases: int, stop_first: bool) -> dict[str, Any]:
     from sim.coding.story import simulate
     from sim.coding.sweep import plan_from_seed
 
-    first, failing, seed = None, 0, -1
-    reasons: Counter[str] = Counter()
-    digest = hashlib.sha256()
-    for seed in range(cases):
+    def case(seed: int) -> Case:
         try:
             harms = judge(simulate(plan_from_seed(seed), SYSTEMS["kernel"], seed))["harms"]
         except Exception as exc:  # noqa: BLE001 - a crashing kernel is a caught bug
             harms = [f"crash: {type(exc).__name__}"]
-        digest.update(json.dumps([seed, harms]).encode())
-        if harms:
-            failing += 1
-            reasons.update(harms)
-            first = seed if first is None else first
+        return json.dumps([seed, harms]), [(harms, ["coding_judge"])]
+    return _tally(name, cases, stop_first, case)
+
+
+def _tally(name: str, cases: int, stop_first: bool,
+           case: Callable[[int], Case]) -> dict[str, Any]:
+    """Run ``case`` for seeds 0, 1, ..., up to the first failing one with ``stop_first``."""
+    first, failing, runs, seed = None, 0, 0, -1
+    caught: Counter[str] = Counter()
+    reasons: Counter[str] = Counter()
+    digest = hashlib.sha256()
+    for seed in range(cases):
+        text, cells = case(seed)
+        digest.update(text.encode())
+        for harms, judges in cells:
+            runs += 1
+            if harms:
+                failing += 1
+                caught.update(judges)
+                reasons.update(harms)
+        if failing and first is None:
+            first = seed
             if stop_first:
                 break
-    return {"mutant": name, "cases": seed + 1, "runs": seed + 1, "first_failing_seed": first,
-            "failing_runs": failing, "caught_by": {"coding_judge": failing} if failing else {},
+    return {"mutant": name, "cases": seed + 1, "runs": runs, "first_failing_seed": first,
+            "failing_runs": failing, "caught_by": dict(sorted(caught.items())),
             "reasons": dict(sorted(reasons.items())), "digest": digest.hexdigest()}
 
 
