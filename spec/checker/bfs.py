@@ -131,7 +131,10 @@ class Explorer:
 
     def first_bad_invariant(self, state):
         for name, inv in self.model.invariants:
-            ok = guarded(inv, state, what=f"invariant {name}", where=self.model.where(name))
+            try:
+                ok = inv(state)
+            except (TLAError,) + PY_ERRORS:  # again, to locate the error
+                ok = guarded(inv, state, what=f"invariant {name}", where=self.model.where(name))
             if ok is not True:
                 if ok is not False:
                     raise TLAError(f"invariant {name} is not a boolean")
@@ -271,6 +274,10 @@ class Explorer:
                 got = (seen.get(t) if key is None else known.get(t)) if skip else None
                 if constrained and not ((got is not None and not action_constrained)
                                         or self.in_model(s, t, got is not None)):
+                    # TLC checks the invariants of a state outside the constraints too
+                    # (each time it is generated) and keeps it out of the graph
+                    if self.all_hold(inv_all, t):
+                        continue
                     bad = self.first_bad_invariant(t)
                     if bad:
                         return ("invariant", bad, idx, t)
@@ -298,7 +305,7 @@ class Explorer:
                     out_edges.append(n if got is None else got)
                 if got is not None:
                     continue
-                for name, inv in invs:
+                for name, inv in (() if self.all_hold(inv_all, t) else invs):
                     try:
                         ok = inv(t)
                     except (TLAError,) + PY_ERRORS:

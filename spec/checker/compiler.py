@@ -99,6 +99,7 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
         self.inline_depth = 0
         self.tlc_level = [0]
         self.keepalive = []
+        self.parts = {}  # (definition, selectors) -> its part, a definition (select_part)
         self.fold_cache = {}
         self.int_codes = set()  # generated codes known to give an int (expressions.py)
         self.hoists = []

@@ -10,6 +10,8 @@ import ast
 import contextlib
 import re
 
+from tla import _ast as tla_ast
+
 from .codegen import (
     BOOLEAN_SET,
     FOLDABLE,
@@ -323,6 +325,11 @@ class ExpressionCompiler:
         value = self.ns.get(set_code)
         if name_of(target) != "Tuple" and isinstance(value, LazySet) and not value.finite:
             return self.framed(frame, f"_rt.filter_set({set_code}, lambda {elem}: {body})")
+        if name_of(target) != "Tuple" and (isinstance(value, LazySet) and not small_set(value)
+                                           or value is None and LAZY_SET_CODE.search(set_code)):
+            # a set that may be SUBSET S or [S -> T] at run time: TLC keeps such a
+            # filter lazy, so a constant definition of one is never enumerated for nothing
+            return self.framed(frame, f"_rt.filtered({set_code}, lambda {elem}: {body})")
         return self.framed(frame, eager)
 
     def ex_SetComprehension(self, node, env, cx):
@@ -404,9 +411,13 @@ class ExpressionCompiler:
     def resolve_subexpr(self, node, env):
         items = node.items
         cur_env = env
-        for item in items[:-1]:
+        for i, item in enumerate(items[:-1]):
             name = item if isinstance(item, str) else item.operator
             b = self.lookup(name, cur_env, node)
+            if isinstance(b, DefB) and not b.node.function and \
+                    all(isinstance(x, str) for x in items[i + 1:]):
+                return self.select_part(b, getattr(item, "arguments", None) or [], env,
+                                        items[i + 1:], node)
             if isinstance(b, ParamInstB):  # P(e1, e2)!Op: P's parameters bound to e1, e2
                 b = b.instantiate(getattr(item, "arguments", None) or [], env)
             elif not isinstance(b, InstB):
@@ -423,6 +434,49 @@ class ExpressionCompiler:
             raise self.err("unsupported subexpression reference", node, env)
         b = self.lookup(last.operator, cur_env, last)
         return b, last.arguments or [], cur_env
+
+    def select_part(self, binding, args, env, selectors, node):
+        """Op(args)!s1!s2...: the part of Op's body the selectors name (`:` the body
+        itself, `n` the n-th item of a junction list, argument of an operator or part
+        of an IF, `<<` and `>>` the two sides of an infix operator), as a definition
+        of no arguments in the body's scope."""
+        if len(args) != len(binding.params):
+            raise self.err(f"operator {binding.node.name} expects {len(binding.params)} "
+                           f"arguments, got {len(args)}", node, env)
+        part, part_env = binding.node.definiens, self.param_env(binding, args, env)
+        for sel in selectors:
+            while name_of(part) == "Parentheses":
+                part = part.expression
+            kind = name_of(part)
+            if sel == ":":
+                continue
+            if sel in ("<<", ">>"):
+                sel = "1" if sel == "<<" else "2"
+            parts = None
+            if sel.isdigit():
+                if kind == "VerticalList":
+                    parts = [it.expression for it in part.arguments]
+                elif kind == "OperatorApplication" and part.arguments:
+                    parts = list(part.arguments)
+                elif kind == "If":
+                    parts = [part.predicate, part.then, part.else_]
+            if parts is None or not 0 < int(sel) <= len(parts):
+                whole = "!".join(str(getattr(i, "operator", i)) for i in node.items)
+                raise self.err(f"subexpression reference {whole} is not supported (selector "
+                               f"{sel} of {kind})", node, env)
+            part = parts[int(sel) - 1]
+        key = (id(binding), tuple(selectors))
+        got = self.parts.get(key) if not args else None
+        if got is None:
+            name = "!".join([binding.node.name] + list(selectors))
+            definition = tla_ast.OperatorDefinition(
+                name=name, arity=None, definiens=part, local=False, function=False,
+                start=node.start, end=node.end)
+            got = DefB(definition, part_env)
+            if not args:
+                self.parts[key] = got
+                self.keepalive.append(binding)
+        return got, [], part_env
 
     def ex_OperatorApplication(self, node, env, cx):
         op = canonical_op(node.operator)
@@ -589,15 +643,19 @@ class ExpressionCompiler:
         return code if compare else self.int_result(code)
 
     def member_code(self, elem, set_node, env, cx):
-        """x \\in a..b without building the interval, x \\in S \\cup T as x \\in S \\/ x \\in T
-        (TLC decides both without building the set); None for any other set."""
+        """x \\in a..b without building the interval, x \\in S \\cup T as x \\in S \\/ x \\in T,
+        x \\in {y \\in S : P} as x \\in S /\\ P[x/y], the last also through a definition
+        (TLC decides all three without building the set); None for any other set."""
         while name_of(set_node) == "Parentheses":
             set_node = set_node.expression
         op = canonical_op(set_node.operator) if name_of(set_node) == "OperatorApplication" \
             else None
-        if op not in ("..", "\\cup") or len(set_node.arguments or ()) != 2:
+        if self.filter_definition(set_node, env) is not None:
+            op = "filter"
+        if op not in ("..", "\\cup", "filter") or \
+                (op != "filter" and len(set_node.arguments or ()) != 2):
             return None
-        if op == "\\cup" and self.ns.get(self.ex(set_node, env, cx)).__class__ is frozenset:
+        if op != ".." and self.ns.get(self.ex(set_node, env, cx)).__class__ is frozenset:
             return None  # a constant set: one lookup
         x = self.ex(elem, env, cx)
         if SIMPLE_CODE.match(x):
@@ -606,9 +664,52 @@ class ExpressionCompiler:
         inner = self.member_parts(v, set_node, env, cx.but(locals=cx.locals + (v,)))
         return f"(lambda {v}: {inner})({x})"
 
+    def filter_definition(self, set_node, env):
+        """(the filter {y \\in S : P}, its env) that set_node is, directly or as the body
+        of a user definition applied to it; None otherwise."""
+        for _ in range(50):
+            while name_of(set_node) == "Parentheses":
+                set_node = set_node.expression
+            kind = name_of(set_node)
+            if kind == "SetSlice":
+                target = set_node.declaration.arguments[0]
+                if name_of(target) != "OperatorApplication" or target.arguments:
+                    return None  # a tuple pattern {<<a, b>> \\in S : P}
+                return set_node, env
+            if kind != "OperatorApplication":
+                return None
+            b = env.get(set_node.operator)
+            if isinstance(b, ArgB) and not set_node.arguments:
+                set_node, env = b.node, b.env
+                continue
+            if not isinstance(b, DefB) or b.recursive or b.node.function or \
+                    len(b.params) != len(set_node.arguments or ()) or \
+                    any(getattr(p, "arguments", None) for p in b.params):
+                return None
+            env = self.param_env(b, set_node.arguments or [], env)
+            set_node = b.node.definiens
+        return None
+
+    def filter_member(self, x, set_node, env, cx):
+        """x \\in {y \\in S : P}: x \\in S, then P with y bound to x."""
+        node, fenv = self.filter_definition(set_node, env)
+        target, base = node.declaration.arguments
+        py = self.fresh("b_" + target.operator)
+        cx2 = cx.but(locals=cx.locals + (py,))
+        inner = self.member_parts(py, base, fenv, cx2)
+        penv = dict(fenv)
+        penv[target.operator] = LocalB(py)
+        body = self.bool_code(node.predicate, penv, cx2, FILTER_COND)
+        return f"(lambda {py}: {inner} and {body})({x})"
+
     def member_parts(self, x, set_node, env, cx):
         while name_of(set_node) == "Parentheses":
             set_node = set_node.expression
+        if self.filter_definition(set_node, env) is not None:
+            s = self.ex(set_node, env, cx)
+            if self.ns.get(s).__class__ is frozenset:
+                return f"({x} in {s} or _isin({x}, {s}))"
+            return self.filter_member(x, set_node, env, cx)
         op = canonical_op(set_node.operator) if name_of(set_node) == "OperatorApplication" \
             else None
         if op == ".." and len(set_node.arguments or ()) == 2:
@@ -717,6 +818,7 @@ ARITH = {"+": ("plus", False), "-": ("minus", False), "*": ("times", False),
          "<": ("lt", True), ">": ("gt", True), "<=": ("le", True), ">=": ("ge", True)}
 IF_COND = "the condition of an IF"
 CASE_GUARD = "a guard condition of a CASE"
+LAZY_SET_CODE = re.compile(r"_rt\.(subset|fnset|recset|filtered)\(")
 FILTER_COND = "the condition of a set {x \\in S : P}"
 CHOOSE_COND = "the condition of a CHOOSE"
 CONJ = "a formula in a conjunction"

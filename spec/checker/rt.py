@@ -111,6 +111,22 @@ def filter_set(s, pred):
     return FilterSet(s, pred)
 
 
+LAZY_FILTER_MIN = 4096
+
+
+def filtered(s, pred):
+    """{x \\in s : pred(x)} over a lazy set (SUBSET S, a function set): built now when s is
+    small, else kept lazy (membership is x \\in s /\\ pred(x); enumerated when needed)."""
+    if isinstance(s, LazySet) and "_elements" not in s.__dict__:
+        base = s
+        while base.__class__ is FilterSet and "_elements" not in base.__dict__:
+            base = base.base  # a filter is at most as large as what it filters
+        if not s.finite or isinstance(base, LazySet) and type(base).size is not LazySet.size \
+                and size(base) > LAZY_FILTER_MIN:
+            return FilterSet(s, pred)
+    return frozenset([x for x in enum(s) if pred(x)])
+
+
 def diff(a, b):
     if a.__class__ is frozenset and b.__class__ is frozenset:
         r = a - b

@@ -82,7 +82,7 @@ def sorting(classes):
         if got is None:
             fn = renamers.get(key)
             if fn is None:
-                if key[0] == "swap":
+                if key[:1] == ("swap",):
                     mapping = {key[1]: key[2], key[2]: key[1]}
                 else:
                     flat = [v for c in classes for v in c]

@@ -165,25 +165,30 @@ STRING = InfiniteSet("STRING", lambda x: x.__class__ is str)
 
 
 class FilterSet(LazySet):
-    """{x \\in S : P} (or S \\ T) over an infinite S: membership only."""
-
-    finite = False
+    """{x \\in S : P} (or S \\ T) over an infinite or a large S: x \\in S, then P(x), as TLC
+    decides it; a finite one is enumerated only when its elements are needed."""
 
     def __init__(self, base, pred):
         self.base = base
         self.pred = pred
+        self.finite = is_finite(base)
 
     def contains(self, x):
         return member(x, self.base) and self.pred(x) is True
+
+    def enumerate(self):
+        if not self.finite:
+            return LazySet.enumerate(self)
+        return frozenset(x for x in enum(self.base) if self.pred(x) is True)
 
     def describe(self):
         return "a subset of " + self.base.describe()
 
     def __eq__(self, other):
-        return self is other
+        return LazySet.__eq__(self, other) if self.finite else self is other
 
     def __hash__(self):
-        return id(self)
+        return LazySet.__hash__(self) if self.finite else id(self)
 
 
 class SeqSet(LazySet):
