@@ -415,13 +415,14 @@ class ExpressionCompiler:
             name = item if isinstance(item, str) else item.operator
             b = self.lookup(name, cur_env, node)
             if isinstance(b, DefB) and not b.node.function and \
-                    all(isinstance(x, str) for x in items[i + 1:]):
+                    all(isinstance(x, str) or getattr(x, "operator", 0) is None
+                        for x in items[i + 1:]):
                 return self.select_part(b, getattr(item, "arguments", None) or [], env,
                                         items[i + 1:], node)
             if isinstance(b, ParamInstB):  # P(e1, e2)!Op: P's parameters bound to e1, e2
                 b = b.instantiate(getattr(item, "arguments", None) or [], env)
             elif not isinstance(b, InstB):
-                whole = "!".join(str(getattr(i, "operator", i)) for i in items)
+                whole = reference_text(node)
                 raise self.err(f"subexpression reference {whole} is not supported ({name} is "
                                f"not an instance: a part of a definition or theorem)", node, env)
             elif getattr(item, "arguments", None):
@@ -450,6 +451,10 @@ class ExpressionCompiler:
             kind = name_of(part)
             if sel == ":":
                 continue
+            if not isinstance(sel, str):  # !(e1, ..., en): the body, its bound names = e_i
+                part, part_env = self.instantiate_body(part, part_env, sel.arguments or [],
+                                                       env, node)
+                continue
             if sel in ("<<", ">>"):
                 sel = "1" if sel == "<<" else "2"
             parts = None
@@ -461,22 +466,44 @@ class ExpressionCompiler:
                 elif kind == "If":
                     parts = [part.predicate, part.then, part.else_]
             if parts is None or not 0 < int(sel) <= len(parts):
-                whole = "!".join(str(getattr(i, "operator", i)) for i in node.items)
+                whole = reference_text(node)
                 raise self.err(f"subexpression reference {whole} is not supported (selector "
                                f"{sel} of {kind})", node, env)
             part = parts[int(sel) - 1]
-        key = (id(binding), tuple(selectors))
-        got = self.parts.get(key) if not args else None
+        plain = all(isinstance(x, str) for x in selectors)
+        key = (id(binding), tuple(selectors) if plain else None)
+        got = self.parts.get(key) if plain and not args else None
         if got is None:
-            name = "!".join([binding.node.name] + list(selectors))
+            name = reference_text(node)
             definition = tla_ast.OperatorDefinition(
                 name=name, arity=None, definiens=part, local=False, function=False,
                 start=node.start, end=node.end)
             got = DefB(definition, part_env)
-            if not args:
+            if plain and not args:
                 self.parts[key] = got
                 self.keepalive.append(binding)
         return got, [], part_env
+
+    def instantiate_body(self, part, part_env, values, env, node):
+        """Q!(e1, ..., en) for Q a quantifier, CHOOSE or set filter binding n names: its
+        body with those names standing for the e_i (compiled in env, the reference's)."""
+        kind = name_of(part)
+        decls = {"Quantification": lambda: part.declarations,
+                 "Choose": lambda: [part.declaration],
+                 "SetSlice": lambda: [part.declaration]}.get(kind, lambda: None)()
+        names = []
+        for d in decls or []:
+            for t in (d.arguments[:1] if getattr(d, "operator", None) == "\\in" else [d]):
+                names += [i.operator for i in t.items] if name_of(t) == "Tuple" \
+                    else [t.operator]
+        if decls is None or len(names) != len(values):
+            whole = reference_text(node)
+            raise self.err(f"subexpression reference {whole} is not supported ({len(values)} "
+                           f"values for the bound names of {kind})", node, env)
+        body_env = dict(part_env)
+        for name, value in zip(names, values, strict=True):
+            body_env[name] = ArgB(value, env)
+        return part.predicate, body_env
 
     def ex_OperatorApplication(self, node, env, cx):
         op = canonical_op(node.operator)
@@ -818,6 +845,11 @@ ARITH = {"+": ("plus", False), "-": ("minus", False), "*": ("times", False),
          "<": ("lt", True), ">": ("gt", True), "<=": ("le", True), ">=": ("ge", True)}
 IF_COND = "the condition of an IF"
 CASE_GUARD = "a guard condition of a CASE"
+def reference_text(node):
+    """A subexpression reference as written, roughly: Op!1!(...)!:."""
+    return "!".join(i if isinstance(i, str) else i.operator or "(...)" for i in node.items)
+
+
 LAZY_SET_CODE = re.compile(r"_rt\.(subset|fnset|recset|filtered)\(")
 FILTER_COND = "the condition of a set {x \\in S : P}"
 CHOOSE_COND = "the condition of a CHOOSE"
