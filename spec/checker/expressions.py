@@ -140,6 +140,11 @@ class ExpressionCompiler:
         return self.memo_wrap(memos, self.ex(node.expression, env2, self.memo_locals(memos, cx)))
 
     def ex_Field(self, node, env, cx):
+        record, renv = self.see_through(node.expression, env, zero_arity=False)
+        if name_of(record) == "Record":  # [a |-> e, ...].a is e: no record built
+            for key, value in record.key_values:
+                if key == node.name:
+                    return self.ex(value, renv, cx)
         return self.apply_code(self.ex(node.expression, env, cx), repr(node.name))
 
     def ex_FunctionApplication(self, node, env, cx):
@@ -262,6 +267,9 @@ class ExpressionCompiler:
             if name_of(d) == "OperatorApplication" and d.operator == "\\in" and d.arguments:
                 target, set_node = d.arguments
                 s = self.ex(set_node, env_for_sets(env, pending), cx)
+                bounds = interval_bounds(set_node)
+                counted = None if bounds is None else "_rt.irange({}, {})".format(
+                    *(self.ex(e, env_for_sets(env, pending), cx) for e in bounds))
                 names = pending + [target]
                 pending = []
                 for t in names:
@@ -279,8 +287,8 @@ class ExpressionCompiler:
                         py = self.fresh("b_" + t.operator)
                         self.note_const_bound(py, s)
                         it = s if isinstance(self.ns.get(s), frozenset) else f"_enum({s})"
-                        if s.startswith("_rt.interval("):
-                            it = "_rt.irange(" + s[len("_rt.interval("):]
+                        if it != s and counted is not None:  # a..b: counted, not built
+                            it = counted
                         headers.append(f"for {py} in {it}")
                         env[t.operator] = LocalB(py)
                         locals_ += (py,)
@@ -343,6 +351,9 @@ class ExpressionCompiler:
         key = self.decl_key(node.declaration, env2, headers)
         with self.binder(cx) as frame:
             body = self.ex(node.value, env2, cx2)
+        if len(headers) == 1 and headers[0].startswith(f"for {key} in _rt.irange(1, "):
+            # [i \\in 1..n |-> e] is a sequence: its values in order, no dict to normalise
+            return self.framed(frame, f"tuple([{body} {headers[0]}])")
         return self.framed(frame, f"_rt.make_fn({{{key}: {body} {' '.join(headers)}}})")
 
     def decl_key(self, decls, env2, headers):
@@ -691,31 +702,38 @@ class ExpressionCompiler:
         inner = self.member_parts(v, set_node, env, cx.but(locals=cx.locals + (v,)))
         return f"(lambda {v}: {inner})({x})"
 
+    def see_through(self, node, env, zero_arity=True):
+        """(node, env) with parentheses, operator arguments and applications of user
+        definitions replaced by what they stand for (zero-arity definitions only when
+        zero_arity: a constant one is better folded whole)."""
+        for _ in range(50):
+            while name_of(node) == "Parentheses":
+                node = node.expression
+            if name_of(node) != "OperatorApplication":
+                break
+            b = env.get(node.operator)
+            if isinstance(b, ArgB) and not node.arguments:
+                node, env = b.node, b.env
+                continue
+            if not isinstance(b, DefB) or b.recursive or b.node.function or \
+                    len(b.params) != len(node.arguments or ()) or \
+                    any(getattr(p, "arguments", None) for p in b.params) or \
+                    not (zero_arity or b.params):
+                break
+            env = self.param_env(b, node.arguments or [], env)
+            node = b.node.definiens
+        return node, env
+
     def filter_definition(self, set_node, env):
         """(the filter {y \\in S : P}, its env) that set_node is, directly or as the body
         of a user definition applied to it; None otherwise."""
-        for _ in range(50):
-            while name_of(set_node) == "Parentheses":
-                set_node = set_node.expression
-            kind = name_of(set_node)
-            if kind == "SetSlice":
-                target = set_node.declaration.arguments[0]
-                if name_of(target) != "OperatorApplication" or target.arguments:
-                    return None  # a tuple pattern {<<a, b>> \\in S : P}
-                return set_node, env
-            if kind != "OperatorApplication":
-                return None
-            b = env.get(set_node.operator)
-            if isinstance(b, ArgB) and not set_node.arguments:
-                set_node, env = b.node, b.env
-                continue
-            if not isinstance(b, DefB) or b.recursive or b.node.function or \
-                    len(b.params) != len(set_node.arguments or ()) or \
-                    any(getattr(p, "arguments", None) for p in b.params):
-                return None
-            env = self.param_env(b, set_node.arguments or [], env)
-            set_node = b.node.definiens
-        return None
+        node, env = self.see_through(set_node, env)
+        if name_of(node) != "SetSlice":
+            return None
+        target = node.declaration.arguments[0]
+        if name_of(target) != "OperatorApplication" or target.arguments:
+            return None  # a tuple pattern {<<a, b>> \\in S : P}
+        return node, env
 
     def filter_member(self, x, set_node, env, cx):
         """x \\in {y \\in S : P}: x \\in S, then P with y bound to x."""
@@ -845,6 +863,16 @@ ARITH = {"+": ("plus", False), "-": ("minus", False), "*": ("times", False),
          "<": ("lt", True), ">": ("gt", True), "<=": ("le", True), ">=": ("ge", True)}
 IF_COND = "the condition of an IF"
 CASE_GUARD = "a guard condition of a CASE"
+def interval_bounds(node):
+    """(a, b) when node is a..b (in parentheses or not), else None."""
+    while name_of(node) == "Parentheses":
+        node = node.expression
+    if name_of(node) == "OperatorApplication" and canonical_op(node.operator) == ".." \
+            and len(node.arguments or ()) == 2:
+        return node.arguments
+    return None
+
+
 def reference_text(node):
     """A subexpression reference as written, roughly: Op!1!(...)!:."""
     return "!".join(i if isinstance(i, str) else i.operator or "(...)" for i in node.items)

@@ -591,7 +591,7 @@ def seq(v, op):
 
 
 def length(s):
-    if s.__class__ is str:
+    if s.__class__ is tuple or s.__class__ is str:
         return len(s)
     return len(seq(s, "Len"))
 
@@ -619,6 +619,9 @@ def concat(a, b):
 
 
 def subseq(s, m, n):
+    if s.__class__ is tuple and m.__class__ is int and n.__class__ is int \
+            and 1 <= m <= n <= len(s):
+        return s[m - 1:n]
     seq(s, "SubSeq")
     ints(m, n)
     if m > n:

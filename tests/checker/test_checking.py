@@ -390,12 +390,15 @@ def test_a_tlaps_theorem_module_is_read_as_empty(run_spec):
     assert "FiniteSetTheorems, whose operators are not supported" in r.error, r.error
 
 
-def test_a_positional_subexpression_reference_is_refused_by_name(run_spec):
-    body = "VARIABLE x\nA == x >= 0 /\\ x < 5\nInit == x = 0\nNext == x' = x /\\ A!1\n"
+def test_a_label_selector_is_refused_by_name(run_spec):
+    # the parser keeps no labels, so A!P0 cannot be found; positional selectors can
+    body = "VARIABLE x\nA == P0:: x >= 0\nInit == x = 0\nNext == x' = x /\\ A!P0\n"
     r = run_spec(body)
-    assert r.result == "error" and "subexpression reference A!1 is not supported" in r.error, \
+    assert r.result == "error" and "subexpression reference A!P0 is not supported" in r.error, \
         r.error
     assert "M.tla:6:19:" in r.error, r.error
+    r = run_spec(body.replace("A!P0", "A!3"))  # x >= 0 has two operands
+    assert r.result == "error" and "A!3 is not supported (selector 3 of" in r.error, r.error
 
 
 def test_a_spec_that_is_not_utf8_is_named_as_such(tmp_path):
@@ -404,3 +407,16 @@ def test_a_spec_that_is_not_utf8_is_named_as_such(tmp_path):
     (tmp_path / "Latin.cfg").write_text("INIT Init\nNEXT Init\n")
     r = check(str(spec), str(tmp_path / "Latin.cfg"))
     assert r.result == "error" and "not UTF-8 text (byte 30, line 2)" in r.error, r.error
+
+
+def test_state_level_sequences_and_record_fields_keep_their_values(run_spec):
+    # [i \in 1..n |-> e] with n read from the state is built as a tuple in order, and a
+    # field of a record literal (through operator arguments) is read without the record
+    body = ("VARIABLE n\nInit == n = 0\n"
+            "Next == n < 3 /\\ n' = n + 1\n"
+            "Pair(k) == [a |-> k, b |-> k + 1]\nSecond(r) == r.b\n"
+            "Inv == /\\ [i \\in 1..n |-> i * 10] = SubSeq(<<10, 20, 30>>, 1, n)\n"
+            "       /\\ Second(Pair(n)) = n + 1 /\\ Pair(n).a = n\n"
+            "       /\\ Len([i \\in 1..n |-> i]) = n\n")
+    r = run_spec(body, cfg="INIT Init\nNEXT Next\nINVARIANT Inv\nCHECK_DEADLOCK FALSE\n")
+    assert (r.result, r.distinct_states) == ("ok", 4), (r.result, r.error)
