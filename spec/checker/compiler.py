@@ -100,6 +100,7 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
         self.tlc_level = [0]
         self.keepalive = []
         self.parts = {}  # (definition, selectors) -> its part, a definition (select_part)
+        self.places = {}  # (path, line, column) -> its name in ns (place)
         self.fold_cache = {}
         self.int_codes = set()  # generated codes known to give an int (expressions.py)
         self.hoists = []
@@ -122,6 +123,18 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
     def inject(self, value, base="k"):
         name = self.fresh("K" + base)
         self.ns[name] = value
+        return name
+
+    def place(self, node, env):
+        """The code of node's position (path, line, column), for a runtime error: one name
+        per position (a literal tuple repeated through inlined definitions made up a fifth
+        of the code). Named outside the fresh-name pattern, so that two compilations of
+        one definition still read alike to the memos (memo.FRESH)."""
+        where = pos(node, env.get(" path", "?"))
+        name = self.places.get(where)
+        if name is None:
+            name = self.places[where] = f"Wh{len(self.places)}"
+            self.ns[name] = where
         return name
 
     def err(self, msg, node, env):

@@ -578,11 +578,11 @@ class ExpressionCompiler:
             a = self.ex(args[0], env, cx)
             if self.int_sure(a):
                 return f"(-{a})"
-            where = pos(node, env.get(" path", "?"))
+            where = self.place(node, env)
             if SIMPLE_CODE.match(a):
                 return self.int_result(f"(-{a} if {a}.__class__ is int else "
-                                       f"_rt.not_int('-', {a}, None, {where!r}))")
-            return self.int_result(f"_rt.neg({a}, {where!r})")
+                                       f"_rt.not_int('-', {a}, None, {where}))")
+            return self.int_result(f"_rt.neg({a}, {where})")
         if len(args) == 1 and op == "~":
             return f"(not {self.bool_code(args[0], env, cx, 'the argument of ~')})"
         if len(args) == 1 and op in SIMPLE_PREFIX:
@@ -616,11 +616,11 @@ class ExpressionCompiler:
             return code
         if code.isidentifier() and self.ns.get(code).__class__ is bool:
             return code
-        where = pos(node, env.get(" path", "?"))
+        where = self.place(node, env)
         if code.isidentifier():
             return f"({code} if {code}.__class__ is bool else " \
-                   f"_rt.not_bool({code}, {what!r}, {where!r}))"
-        return f"_rt.need_bool({code}, {what!r}, {where!r})"
+                   f"_rt.not_bool({code}, {what!r}, {where}))"
+        return f"_rt.need_bool({code}, {what!r}, {where})"
 
     def sure_bool(self, node, env, depth=0):
         """Does node's code surely give a Python bool, by its form alone?"""
@@ -670,14 +670,14 @@ class ExpressionCompiler:
         if sure_a and sure_b:
             code = f"({a} {op} {b})"
         else:
-            where = pos(node, env.get(" path", "?"))
+            where = self.place(node, env)
             if (sure_a or SIMPLE_CODE.match(a)) and (sure_b or SIMPLE_CODE.match(b)):
                 tests = " and ".join(f"{c}.__class__ is int" for c, sure in
                                      ((a, sure_a), (b, sure_b)) if not sure)
                 fa, fb = ("0" if sure_a else a), ("0" if sure_b else b)  # not evaluated again
-                code = f"({a} {op} {b} if {tests} else _rt.not_int({op!r}, {fa}, {fb}, {where!r}))"
+                code = f"({a} {op} {b} if {tests} else _rt.not_int({op!r}, {fa}, {fb}, {where}))"
             else:
-                code = f"_rt.{fn}({a}, {b}, {where!r})"
+                code = f"_rt.{fn}({a}, {b}, {where})"
         return code if compare else self.int_result(code)
 
     def member_code(self, elem, set_node, env, cx):

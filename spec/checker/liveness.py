@@ -399,15 +399,17 @@ class Graph:
     def real_steps(self, i):
         """[(j, t)]: each successor t of state i kept in the graph, with j its class. Under
         SYMMETRY or VIEW an edge leads to the state of t's class found first, not to t, so
-        the successors are generated again and steps tested on them (as TLC does)."""
+        the successors are generated again and steps tested on them (as TLC does). A step
+        that several actions take is listed once, where it first occurs: what is asked of
+        a step depends on the step alone."""
         ex = self.ex
         if ex.key is None:
-            return [(j, self.states[j]) for j in self.succ[i]]
+            return [(j, self.states[j]) for j in dict.fromkeys(self.succ[i])]
         got = self.real.get(i)
         if got is None:
             s, out = self.states[i], []
             self.model.next_fn(s, out.append)
-            got = self.real[i] = [(j, t) for t in out if ex.in_model(s, t)
+            got = self.real[i] = [(j, t) for t in dict.fromkeys(out) if ex.in_model(s, t)
                                   and (j := ex.index(t)) is not None]
         return got
 

@@ -619,9 +619,11 @@ def concat(a, b):
 
 
 def subseq(s, m, n):
-    if s.__class__ is tuple and m.__class__ is int and n.__class__ is int \
-            and 1 <= m <= n <= len(s):
-        return s[m - 1:n]
+    if s.__class__ is tuple and m.__class__ is int and n.__class__ is int:
+        if m > n:
+            return ()
+        if 1 <= m and n <= len(s):
+            return s[m - 1:n]
     seq(s, "SubSeq")
     ints(m, n)
     if m > n:
