@@ -384,6 +384,10 @@ def except_(f, path, update):
         d = d.copy()
         d[k] = new
         return FnDict(d)
+    if c is tuple and k.__class__ is int and 0 < k <= len(f):  # a sequence, k in its domain
+        old = f[k - 1]
+        new = update(old) if len(path) == 1 else except_(old, path[1:], update)
+        return f if new is old else f[:k - 1] + (new,) + f[k:]
     if not in_domain(f, k):
         return f
     old = ap(f, k)
