@@ -863,21 +863,6 @@ ARITH = {"+": ("plus", False), "-": ("minus", False), "*": ("times", False),
          "<": ("lt", True), ">": ("gt", True), "<=": ("le", True), ">=": ("ge", True)}
 IF_COND = "the condition of an IF"
 CASE_GUARD = "a guard condition of a CASE"
-def interval_bounds(node):
-    """(a, b) when node is a..b (in parentheses or not), else None."""
-    while name_of(node) == "Parentheses":
-        node = node.expression
-    if name_of(node) == "OperatorApplication" and canonical_op(node.operator) == ".." \
-            and len(node.arguments or ()) == 2:
-        return node.arguments
-    return None
-
-
-def reference_text(node):
-    """A subexpression reference as written, roughly: Op!1!(...)!:."""
-    return "!".join(i if isinstance(i, str) else i.operator or "(...)" for i in node.items)
-
-
 LAZY_SET_CODE = re.compile(r"_rt\.(subset|fnset|recset|filtered)\(")
 FILTER_COND = "the condition of a set {x \\in S : P}"
 CHOOSE_COND = "the condition of a CHOOSE"
@@ -891,3 +876,18 @@ SURE_BOOL_BUILTINS = {"IsFiniteSet", "IsABag", "BagIn", "Assert", "PrintT", "TLC
 INT_LITERAL = re.compile(r"\(?-?\d+\)?$")
 INT_CALLS = ("_rt.length(", "_rt.cardinality(", "_rt.idiv(", "_rt.imod(", "_rt.ipow(",
              "_rt.plus(", "_rt.minus(", "_rt.times(", "_rt.neg(")
+
+
+def interval_bounds(node):
+    """(a, b) when node is a..b (in parentheses or not), else None."""
+    while name_of(node) == "Parentheses":
+        node = node.expression
+    if name_of(node) == "OperatorApplication" and canonical_op(node.operator) == ".." \
+            and len(node.arguments or ()) == 2:
+        return node.arguments
+    return None
+
+
+def reference_text(node):
+    """A subexpression reference as written, roughly: Op!1!(...)!:."""
+    return "!".join(i if isinstance(i, str) else i.operator or "(...)" for i in node.items)
