@@ -163,13 +163,10 @@ def check(journal: str | Sequence[Entry], history: History | None = None,
     lends the check a second core: it starts a function elsewhere (the command line's is
     kernel.forked.Forked, a forked process; this module stays pure). The effects are then
     re-executed in two shares (when they are independent: no coordinated unit) while this
-    process also judges the invariants (``verify`` keeps to this process: since its typed
-    parse, a helper's part of the lines, pickled back, saved nothing; the full check ran at
-    61,742 and 65,590 entries/s with the helper for re-execution only against 54,188 and
-    62,791 with it for the lines too, 1,000,000 entries, fresh processes; that split is
-    gone). The verdict is the same (the first divergence is the earlier of the two shares'
-    first ones), only the time differs. The garbage collector is paused meanwhile
-    (collector_paused)."""
+    process also judges the invariants; ``verify`` always keeps to this process (README,
+    Benchmarks, says what was measured). The verdict is the same (the first divergence is
+    the earlier of the two shares' first ones), only the time differs. The garbage
+    collector is paused meanwhile (collector_paused)."""
     with collector_paused():
         return _check(journal, history, complete, now, applied, spawn)
 

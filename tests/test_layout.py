@@ -28,7 +28,7 @@ ALLOWED = {"__future__", "ast", "collections", "contextlib", "copy", "dataclasse
            "hashlib", "itertools", "json", "re", "typing", "rfc8785", "orjson", "msgspec",
            "kernel"}
 CLI_ONLY = {"argparse", "sys", "pathlib", "time", "os"}
-# kernel/forked.py starts the helper process the command line lends verify and the oracle;
+# kernel/forked.py starts the helper process the command line lends the oracle;
 # only the command line imports it (the pure modules take it as an argument).
 PROCESS_ONLY = {"os", "pickle", "signal"}
 FORBIDDEN_CALLS = {"open", "print", "input"}

@@ -267,7 +267,8 @@ class ExpressionCompiler:
             if name_of(d) == "OperatorApplication" and d.operator == "\\in" and d.arguments:
                 target, set_node = d.arguments
                 s = self.ex(set_node, env_for_sets(env, pending), cx)
-                bounds = interval_bounds(set_node)
+                bounds = None if isinstance(self.ns.get(s), frozenset) \
+                    else interval_bounds(set_node)  # a constant set is iterated as it is
                 counted = None if bounds is None else "_rt.irange({}, {})".format(
                     *(self.ex(e, env_for_sets(env, pending), cx) for e in bounds))
                 names = pending + [target]
@@ -287,7 +288,7 @@ class ExpressionCompiler:
                         py = self.fresh("b_" + t.operator)
                         self.note_const_bound(py, s)
                         it = s if isinstance(self.ns.get(s), frozenset) else f"_enum({s})"
-                        if it != s and counted is not None:  # a..b: counted, not built
+                        if counted is not None:  # a..b: counted, not built
                             it = counted
                         headers.append(f"for {py} in {it}")
                         env[t.operator] = LocalB(py)
@@ -499,9 +500,8 @@ class ExpressionCompiler:
         """Q!(e1, ..., en) for Q a quantifier, CHOOSE or set filter binding n names: its
         body with those names standing for the e_i (compiled in env, the reference's)."""
         kind = name_of(part)
-        decls = {"Quantification": lambda: part.declarations,
-                 "Choose": lambda: [part.declaration],
-                 "SetSlice": lambda: [part.declaration]}.get(kind, lambda: None)()
+        decls = part.declarations if kind == "Quantification" else \
+            [part.declaration] if kind in ("Choose", "SetSlice") else None
         names = []
         for d in decls or []:
             for t in (d.arguments[:1] if getattr(d, "operator", None) == "\\in" else [d]):
@@ -735,9 +735,8 @@ class ExpressionCompiler:
             return None  # a tuple pattern {<<a, b>> \\in S : P}
         return node, env
 
-    def filter_member(self, x, set_node, env, cx):
-        """x \\in {y \\in S : P}: x \\in S, then P with y bound to x."""
-        node, fenv = self.filter_definition(set_node, env)
+    def filter_member(self, x, node, fenv, cx):
+        """x \\in {y \\in S : P} (node, in fenv): x \\in S, then P with y bound to x."""
         target, base = node.declaration.arguments
         py = self.fresh("b_" + target.operator)
         cx2 = cx.but(locals=cx.locals + (py,))
@@ -750,11 +749,12 @@ class ExpressionCompiler:
     def member_parts(self, x, set_node, env, cx):
         while name_of(set_node) == "Parentheses":
             set_node = set_node.expression
-        if self.filter_definition(set_node, env) is not None:
+        found = self.filter_definition(set_node, env)
+        if found is not None:
             s = self.ex(set_node, env, cx)
             if self.ns.get(s).__class__ is frozenset:
                 return f"({x} in {s} or _isin({x}, {s}))"
-            return self.filter_member(x, set_node, env, cx)
+            return self.filter_member(x, *found, cx)
         op = canonical_op(set_node.operator) if name_of(set_node) == "OperatorApplication" \
             else None
         if op == ".." and len(set_node.arguments or ()) == 2:

@@ -124,7 +124,7 @@ def filtered(s, pred):
         if not s.finite or isinstance(base, LazySet) and type(base).size is not LazySet.size \
                 and size(base) > LAZY_FILTER_MIN:
             return FilterSet(s, pred)
-    return frozenset([x for x in enum(s) if pred(x)])
+    return FilterSet(s, pred).enumerate()
 
 
 def diff(a, b):
