@@ -420,3 +420,16 @@ def test_state_level_sequences_and_record_fields_keep_their_values(run_spec):
             "       /\\ Len([i \\in 1..n |-> i]) = n\n")
     r = run_spec(body, cfg="INIT Init\nNEXT Next\nINVARIANT Inv\nCHECK_DEADLOCK FALSE\n")
     assert (r.result, r.distinct_states) == ("ok", 4), (r.result, r.error)
+
+
+def test_an_action_property_is_tested_on_every_step_of_a_state(run_spec):
+    # the bad step (+5) is each state's second successor, with and without SYMMETRY (the
+    # two ways the property checker lists a state's steps)
+    body = ("CONSTANTS a, b\nVARIABLES x, z\nInit == x = 0 /\\ z = a\n"
+            "Next == x < 6 /\\ (x' = x + 1 \\/ x' = x + 5) /\\ z' = z\n"
+            "Small == [][x' - x < 3]_x\nSym == Permutations({a, b})\n")
+    cfg = "CONSTANTS a = a  b = b\nINIT Init\nNEXT Next\nPROPERTY Small\nCHECK_DEADLOCK FALSE\n"
+    for extra in ("", "SYMMETRY Sym\n"):
+        r = run_spec(body, cfg=cfg + extra)
+        assert (r.result, r.violated, r.trace_length) == ("property", "Small", 2), \
+            (extra, r.result, r.error)

@@ -210,3 +210,15 @@ def test_non_boolean_in_an_action_is_an_error(tmp_path):
         result = check(str(tmp_path / "B.tla"), str(tmp_path / "B.cfg"))
         assert result.result == "error" and "B.tla:4:" in result.error \
             and "non-boolean expression (integer 0)" in result.error, (nxt, result.error)
+
+
+def test_each_runtime_error_names_its_own_position(tmp_path):
+    """Positions are named constants shared by the code (compiler.place): the error of the
+    second operator of a unit names that operator's place, not the first one's."""
+    from spec.checker.check import check
+    (tmp_path / "B.cfg").write_text("INIT Init\nNEXT Next\nINVARIANT Inv\n")
+    (tmp_path / "B.tla").write_text(
+        "---- MODULE B ----\nEXTENDS Naturals\nVARIABLES x, y\nInit == x = 0 /\\ y = TRUE\n"
+        "Next == UNCHANGED <<x, y>>\nInv == /\\ x + 1 > 0\n       /\\ x - y < 5\n====\n")
+    result = check(str(tmp_path / "B.tla"), str(tmp_path / "B.cfg"))
+    assert result.result == "error" and "B.tla:7:11:" in result.error, result.error
