@@ -109,9 +109,15 @@ def canonicaliser(model):
 
 
 class Explorer:
-    def __init__(self, model, keep_edges=False, progress=None):
+    """Breadth-first search. `step_tests` are action properties `[][A]_v`: each is tested
+    on every step in the model as the step is generated, the first failing one (in the
+    order of the search) kept in `bad_steps` for the property checker."""
+
+    def __init__(self, model, keep_edges=False, progress=None, step_tests=()):
         self.model = model
         self.keep_edges = keep_edges
+        self.step_tests = list(step_tests)
+        self.bad_steps = {}  # test -> (index of the state, the successor) of its first failure
         self.progress = progress
         self.seen = {}
         self.states = []
@@ -150,6 +156,18 @@ class Explorer:
             return inv_all(state) is True
         except (TLAError,) + PY_ERRORS:
             return False
+
+    def test_step(self, i, s, t):
+        """Test step s -> t (s is state i) against the step tests not yet failed."""
+        for test in self.step_tests:
+            try:
+                ok = test(s, t) is True
+            except (TLAError,) + PY_ERRORS:  # raised again when the property is reported
+                ok = False
+            if not ok:
+                self.bad_steps[test] = (i, t)
+        if self.bad_steps:
+            self.step_tests = [f for f in self.step_tests if f not in self.bad_steps]
 
     def in_model(self, parent, state, stored=False):
         """Do the constraints keep state (reached from parent)? stored: state is already
@@ -216,7 +234,7 @@ class Explorer:
         last = time.monotonic()
         succ = []
         emit = succ.append
-        fast = not constrained and key is None and not keep
+        fast = not constrained and key is None and not keep and not self.step_tests
         known = self.known
         share = sharer(len(m.var_names), parent=True)
         if fast:  # a set is enough: a state's index is its position in `states`
@@ -282,6 +300,8 @@ class Explorer:
                     if bad:
                         return ("invariant", bad, idx, t)
                     continue
+                if self.step_tests:
+                    self.test_step(idx, s, t)
                 n = len(states)
                 if key is None:
                     if got is None and not skip:

@@ -1,13 +1,13 @@
 """Temporal properties on the explored state graph, under WF_/SF_ fairness.
 
 Each PROPERTY is split into obligations: `[]P` (checked as an invariant
-during BFS), `[][A]_v` (every edge), `<>P`, `[]<>P`, `<>[]P`, `P ~> Q`, plain
+during BFS), `[][A]_v` (every step, tested by the explorer as the search generates
+it: bfs.Explorer.step_tests, as TLC does), `<>P`, `[]<>P`, `<>[]P`, `P ~> Q`, plain
 state predicates (initial states only), `[]<><<A>>_v`, WF/SF (whole spec formulas,
 also through INSTANCE), `[](P => []Q)`, `[](P => <>[]Q)`, `[]P => <>Q`, disjunctions of
 `[]<>P` and `[]<><<A>>_v` (WF written out), conjunctions and `\\A x \\in S` of these,
 and, on the initial states where a state predicate c holds (`c => F`,
-`IF c THEN F ELSE G`), F among `<>P`, `[]P`, `<>[]P` and predicates. Under SYMMETRY or
-VIEW, `[][A]_v` is tested on the real steps (each state's successors generated again).
+`IF c THEN F ELSE G`), F among `<>P`, `[]P`, `<>[]P` and predicates.
 A fairness condition on an action that leaves variables unassigned finds the
 action's steps by testing each edge of the graph. A violation of a liveness
 obligation is a fair behaviour that ends in a region of the graph: e.g. for
@@ -46,9 +46,10 @@ class PropertyChecker:
         self.conds = []  # (node, env, holds) of the enclosing `c =>` and IF c THEN/ELSE
         for name in model.cfg.properties:
             self.decompose(ref_node(name), model.env, name)
-        graph_kinds = {"action", "eventually", "often", "stable", "leadsto", "wf", "sf",
+        graph_kinds = {"eventually", "often", "stable", "leadsto", "wf", "sf",
                        "often_step", "often_any", "reach", "settle"}
         self.needs_graph = any(o.kind in graph_kinds for o in self.obligations)
+        self.step_tests = [o.preds[0] for o in self.obligations if o.kind == "action"]
         for o in self.obligations:
             if o.kind == "always" and o.cond is None:
                 model.invariants.append((o.name, o.preds[0]))
@@ -56,8 +57,8 @@ class PropertyChecker:
                 o.kind = "reach"
                 o.preds = [lambda s: True, o.preds[0]]
                 self.needs_graph = True
-        self.fairness = []
-        if self.needs_graph:
+        self.fairness = []  # only properties of infinite behaviours ask about fairness
+        if any(o.kind in graph_kinds - {"reach"} for o in self.obligations):
             for f in model.fairness:
                 self.fairness.append((f.kind, *model.sub_action_fns(f.action, f.env),
                                       model.state_fn(f.subscript, f.env)))
@@ -241,11 +242,12 @@ class PropertyChecker:
                         continue
                     if o.preds[0](states[i]) is not True:
                         return self.report(result, o, [i], None, explorer)
-        if not self.needs_graph:
-            return None
-        graph = Graph(explorer, self.model, self.fairness)
+        graph = Graph(explorer, self.model, self.fairness) if self.needs_graph else None
         for o in self.obligations:
-            found = graph.violation(o, inits)
+            if o.kind == "action":
+                found = first_bad_step(explorer, o.preds[0])
+            else:
+                found = graph and graph.violation(o, inits)
             if found is not None:
                 prefix, cycle = found
                 return self.report(result, o, prefix, cycle, explorer)
@@ -263,6 +265,18 @@ class PropertyChecker:
         elif cycle:
             result.cycle_back = len(prefix)
         return result
+
+
+def first_bad_step(explorer, test):
+    """The first step of the search that fails an action property (tested by the explorer
+    as it generated the steps), as a path; its evaluation error, raised again; or None."""
+    if test not in explorer.bad_steps:
+        return None
+    i, t = explorer.bad_steps[test]
+    s = explorer.states[i]
+    if test(s, t) is not True:
+        return explorer.path_to(i) + [t], None
+    raise TLAError("an action property held on a step where it failed before")
 
 
 def disjuncts(node, env):
@@ -358,8 +372,6 @@ class Graph:
         st = self.states
         if o.kind in ("always", "init"):
             return None
-        if o.kind == "action":
-            return self.bad_step(o.preds[0])
         if o.kind == "reach":
             return self.reach_bad(o, inits)
         if o.kind == "eventually":
@@ -421,14 +433,6 @@ class Graph:
             keep = {j for j, t in self.real_steps(i) if all(f(s, t) is not True for f in fns)}
             out.append([j for j in self.succ[i] if j in keep])
         return out
-
-    def bad_step(self, fn):
-        """[][A]_v on every real step."""
-        for i in range(self.n):
-            for _, t in self.real_steps(i):
-                if fn(self.states[i], t) is not True:
-                    return self.ex.path_to(i) + [t], None
-        return None
 
     def reach_bad(self, o, inits):
         """P => []Q: a path from a P state (an initial one, or any for [](P => []Q)) to a

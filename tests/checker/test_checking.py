@@ -433,3 +433,16 @@ def test_an_action_property_is_tested_on_every_step_of_a_state(run_spec):
         r = run_spec(body, cfg=cfg + extra)
         assert (r.result, r.violated, r.trace_length) == ("property", "Small", 2), \
             (extra, r.result, r.error)
+
+
+def test_an_action_property_is_tested_on_steps_into_states_already_found(run_spec):
+    # the only bad step, 2 -> 0, leads back to the initial state; the explorer tests steps
+    # as it generates them, so one into a known state must be tested as well
+    body = ("CONSTANTS a, b\nVARIABLES x, z\nInit == x = 0 /\\ z = a\n"
+            "Next == x' = (x + 1) % 3 /\\ z' = z\n"
+            "Up == [][x' > x]_x\nSym == Permutations({a, b})\n")
+    cfg = "CONSTANTS a = a  b = b\nINIT Init\nNEXT Next\nPROPERTY Up\n"
+    for extra in ("", "SYMMETRY Sym\n"):
+        r = run_spec(body, cfg=cfg + extra)
+        assert (r.result, r.violated, r.trace_length) == ("property", "Up", 4), \
+            (extra, r.result, r.error)
