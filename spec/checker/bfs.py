@@ -287,6 +287,7 @@ class Explorer:
                     last = self.checkpoint(idx, depth, last)
                 continue
             out_edges = [] if keep else None
+            stepped = set()
             for t in succ:
                 # a successor stored before (found as generated) skips the state constraints
                 got = (seen.get(t) if key is None else known.get(t)) if skip else None
@@ -300,7 +301,8 @@ class Explorer:
                     if bad:
                         return ("invariant", bad, idx, t)
                     continue
-                if self.step_tests:
+                if self.step_tests and t not in stepped:  # a step several actions take:
+                    stepped.add(t)                        # tested once
                     self.test_step(idx, s, t)
                 n = len(states)
                 if key is None:
