@@ -107,6 +107,7 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
         self.unroll_factor = 1
         self.frames = []  # the binders whose body is being compiled (memo.py)
         self.const_bound = set()  # locals that range over constant values (memo.py)
+        self.var_memos = {}  # canonical code -> name of its memo (memo.var_memo)
         self.ns["_NOV"] = NOV
         for fname in dir(rt):
             if not fname.startswith("_"):

@@ -53,7 +53,7 @@ class ExpressionCompiler:
         code = method(node, env, cx)
         if kind in FOLDABLE:
             if cx.mode != "const":
-                code = self.fold_code(code)
+                code = self.var_memo(self.fold_code(code), cx)
                 memo = self.unit_memo(code, cx)
                 if memo is not code:
                     return memo

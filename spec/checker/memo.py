@@ -27,6 +27,14 @@ the same value whenever those locals hold the same objects, in every state: it b
 function of them, remembered per site by their identities (`const_memo`, rt.by_identity).
 Those objects are the constant sets' own elements, alive for the whole run, so a record
 built and hashed once answers every membership test of it afterwards.
+
+A subexpression that loops and reads nothing but variables of one state (c_<i>, or n_<i>
+in a function of a step) is remembered across calls the same way, by the identities of
+the variables' values (`var_memo`): the explorer stores one object per distinct value
+of each variable (bfs.sharer), so every state with the same `msgs` answers
+`{m \\in msgs : m.type = "2b"}` from one entry. The copies over c_<i> and over n_<i>
+share one memo: what a step computed for its next state is found again when that
+state is expanded.
 """
 import contextlib
 import re
@@ -73,6 +81,15 @@ def worth(code):
 
 LOOP_WORTH = re.compile(r"_rt\.| for |\brec_|lambda|\benabled_")  # more than a lookup
 MEMO_USE = re.compile(r"\(x_(\d+)\[0\] if x_\1 else \(x_\1\.append\(.*\) or x_\1\[0\]\)\)$", re.S)
+CUR_VAR = re.compile(r"c_\d+$")
+NEXT_VAR = re.compile(r"n_\d+$")
+# a string literal of generated code (left alone), or a variable of either state
+LITERAL_OR_VAR = re.compile(r"""('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")|\b[cn]_(\d+)\b""")
+
+
+def as_vars(code):
+    """code with each variable of either state, c_<i> or n_<i>, named v_<i>."""
+    return LITERAL_OR_VAR.sub(lambda m: m.group(1) or f"v_{m.group(2)}", code)
 STATE_NAME = re.compile(r"(c_\d+|p_\d+_\w+)$")
 NEXT_NAME = re.compile(r"n_\d+$")
 
@@ -194,6 +211,30 @@ class LetMemo:
         if not hasattr(self, "memo_units"):
             self.memo_units = []
         self.memo_units.append(None)
+
+    # --- subexpressions of one state's variables only ----------------------------------
+    def var_memo(self, code, cx):
+        """code through a memo keyed by the identities of the values of the variables it
+        reads, when it reads nothing else and loops (see the module's doc). Copies of one
+        expression over the current and the next state (c_<i>, n_<i>) share one memo."""
+        stack = getattr(self, "memo_units", None)
+        if not stack or stack[-1] is None or cx.mode not in ("state", "action") \
+                or " for " not in code or IMPURE_CALL.search(code):
+            return code
+        free, bound = local_scope(code)
+        if not free or not (all(CUR_VAR.match(n) for n in free) or (
+                stack[-1].next_fixed and all(NEXT_VAR.match(n) for n in free))) \
+                or free & bound_names(code):
+            return code
+        shape = as_vars(unit_shape(code, bound))
+        fn = self.var_memos.get(shape)
+        if fn is None:
+            args = sorted(free)
+            name = self.fresh("vmemo")
+            src = f"def {name}({', '.join(map(as_vars, args))}):\n    return {as_vars(code)}\n"
+            fn = self.inject(by_identity(self.build(src, name), len(args)), "vm")
+            self.var_memos[shape] = fn
+        return f"{fn}({', '.join(sorted(free))})"
 
     # --- subexpressions of constant-bound locals only ---------------------------------
     def note_const_bound(self, py, set_code):

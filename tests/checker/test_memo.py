@@ -94,6 +94,30 @@ def test_a_repeated_state_expression_in_a_step(tmp_path):
     assert run(tmp_path, body, NO_DEADLOCK + "PROPERTY Step\n") == ("ok", None, 6)
 
 
+def test_expressions_of_state_values_are_remembered_across_states(tmp_path):
+    """A loop that reads only variables is remembered by the identities of their values,
+    across states (memo.var_memo): Doubles over x in each state, over x and x' in a step
+    (one memo for both); a string literal spelled like a variable of the generated code
+    (x is c_0 there) stays as written."""
+    body = """
+    VARIABLES x, y, z
+    Init == x = {} /\\ y = 0 /\\ z = "c_0"
+    Next == /\\ y < 6 /\\ y' = y + 1 /\\ z' = z
+            /\\ x' = IF y % 2 = 0 THEN x \\cup {y} ELSE x
+    Doubles(s) == {2 * e : e \\in s}
+    Inv == /\\ \\A d \\in Doubles(x) : d \\div 2 \\in x
+           /\\ Cardinality(Doubles(x)) = Cardinality(x)
+           /\\ \\A r \\in {[k |-> e, t |-> "c_0"] : e \\in x} : r.t = z
+    Step == [][Cardinality(Doubles(x')) = Cardinality(x) + (y % 2)]_y
+    """
+    cfg = NO_DEADLOCK + "INVARIANT Inv\nPROPERTY Step\n"
+    assert run(tmp_path, body, cfg) == ("property", "Step", 7)
+    model = load(*write_spec(tmp_path, body, cfg))
+    assert model.compiler.var_memos, "no expression of state values was remembered"
+    body = body.replace("(y % 2)]_y", "((y + 1) % 2)]_y")
+    assert run(tmp_path, body, cfg) == ("ok", None, 7)
+
+
 def test_constant_recursive_operators_remember_results(tmp_path, capsys):
     """Fib(60) by naive recursion finishes only if results are remembered; a LET's value
     reached by a recursive operator is part of what it remembers; one that prints is
