@@ -28,19 +28,20 @@ function of them, remembered per site by their identities (`const_memo`, rt.by_i
 Those objects are the constant sets' own elements, alive for the whole run, so a record
 built and hashed once answers every membership test of it afterwards.
 
-A subexpression that loops and reads nothing but variables of one state (c_<i>, or n_<i>
-in a function of a step) is remembered across calls the same way, by the identities of
-the variables' values (`var_memo`): the explorer stores one object per distinct value
-of each variable (bfs.sharer), so every state with the same `msgs` answers
-`{m \\in msgs : m.type = "2b"}` from one entry. The copies over c_<i> and over n_<i>
-share one memo: what a step computed for its next state is found again when that
-state is expanded.
+A subexpression that loops or tests membership and reads nothing but some of the
+variables of one state (c_<i>, or n_<i> in a function of a step) is remembered across
+calls the same way, by the identities of the variables' values (`var_memo`): the
+explorer stores one object per distinct value of each variable (bfs.sharer), so every
+state with the same `msgs` answers `{m \\in msgs : m.type = "2b"}` from one entry. The
+copies over c_<i> and over n_<i> share one memo: what a step computed for its next
+state is found again when that state is expanded. A memo that rarely hits (values that
+seldom repeat) gives way to the plain function (rt.by_identity).
 """
 import contextlib
 import re
 
 from .codegen import LOCAL_NAME, local_scope
-from .rt import by_identity
+from .rt import VAR_MEMO_MAX, by_identity
 from .scope import DefB
 
 IMPURE_CALL = re.compile(r"_rt\.(tlc_print|random|fail|\w*json)|tlcget|_tlc_level")
@@ -81,6 +82,7 @@ def worth(code):
 
 LOOP_WORTH = re.compile(r"_rt\.| for |\brec_|lambda|\benabled_")  # more than a lookup
 MEMO_USE = re.compile(r"\(x_(\d+)\[0\] if x_\1 else \(x_\1\.append\(.*\) or x_\1\[0\]\)\)$", re.S)
+VAR_WORTH = re.compile(r" for |_isin\([cn]_\d+, K")  # a loop, or a variable in a constant set
 CUR_VAR = re.compile(r"c_\d+$")
 NEXT_VAR = re.compile(r"n_\d+$")
 # a string literal of generated code (left alone), or a variable of either state
@@ -215,16 +217,19 @@ class LetMemo:
     # --- subexpressions of one state's variables only ----------------------------------
     def var_memo(self, code, cx):
         """code through a memo keyed by the identities of the values of the variables it
-        reads, when it reads nothing else and loops (see the module's doc). Copies of one
-        expression over the current and the next state (c_<i>, n_<i>) share one memo."""
+        reads, when it reads nothing else and loops or tests membership (see the module's
+        doc). Copies of one expression over the current and the next state (c_<i>, n_<i>)
+        share one memo. Outside a step, an expression of every variable is left alone:
+        each state is met once."""
         stack = getattr(self, "memo_units", None)
         if not stack or stack[-1] is None or cx.mode not in ("state", "action") \
-                or " for " not in code or IMPURE_CALL.search(code):
+                or not VAR_WORTH.search(code) or IMPURE_CALL.search(code):
             return code
         free, bound = local_scope(code)
+        step = stack[-1].next_fixed
         if not free or not (all(CUR_VAR.match(n) for n in free) or (
-                stack[-1].next_fixed and all(NEXT_VAR.match(n) for n in free))) \
-                or free & bound_names(code):
+                step and all(NEXT_VAR.match(n) for n in free))) \
+                or (not step and len(free) == len(self.var_names)) or free & bound_names(code):
             return code
         shape = as_vars(unit_shape(code, bound))
         fn = self.var_memos.get(shape)
@@ -232,7 +237,9 @@ class LetMemo:
             args = sorted(free)
             name = self.fresh("vmemo")
             src = f"def {name}({', '.join(map(as_vars, args))}):\n    return {as_vars(code)}\n"
-            fn = self.inject(by_identity(self.build(src, name), len(args)), "vm")
+            fn = self.fresh("Kvm")
+            self.ns[fn] = by_identity(self.build(src, name), len(args), VAR_MEMO_MAX,
+                                      self.ns, fn)
             self.var_memos[shape] = fn
         return f"{fn}({', '.join(sorted(free))})"
 

@@ -409,33 +409,50 @@ def except_(f, path, update):
 IDENTITY_MAX = 20000
 
 
-def by_identity(fn, n):
+VAR_MEMO_MAX = 4096
+
+
+def by_identity(fn, n, size=IDENTITY_MAX, ns=None, name=None):
     """fn (of n arguments), remembered by the identities of its arguments: an entry holds
     the argument objects themselves, so an id is never reused while it lives, and answers
     only for those very objects, never for equal ones (TRUE and 1 are equal to Python).
-    Errors are not remembered. Emptied beyond IDENTITY_MAX entries."""
+    Errors are not remembered. Emptied beyond `size` entries; when it is called through
+    the global `name` of namespace ns (memo.var_memo) and fewer than size // 2 calls hit
+    since it was last emptied (values that rarely repeat), `name` is rebound to fn
+    itself, so later calls skip the keying."""
     seen = {}
+    hits = 0
+
+    def store(key, args, value):
+        nonlocal hits
+        if len(seen) >= size:
+            if ns is not None and hits < size // 2:
+                ns[name] = fn
+            seen.clear()
+            hits = 0
+        seen[key] = (args, value)
+
     if n == 1:
         def one(a):
+            nonlocal hits
             hit = seen.get(id(a))
             if hit is not None and hit[0] is a:
+                hits += 1
                 return hit[1]
             value = fn(a)
-            if len(seen) >= IDENTITY_MAX:
-                seen.clear()
-            seen[id(a)] = (a, value)
+            store(id(a), a, value)
             return value
         return one
 
     def many(*args):
+        nonlocal hits
         key = tuple(map(id, args))
         hit = seen.get(key)
         if hit is not None and all(map(operator_is, hit[0], args)):
+            hits += 1
             return hit[1]
         value = fn(*args)
-        if len(seen) >= IDENTITY_MAX:
-            seen.clear()
-        seen[key] = (args, value)
+        store(key, args, value)
         return value
     return many
 

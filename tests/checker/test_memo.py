@@ -220,6 +220,33 @@ def test_by_identity_never_answers_for_an_equal_value():
     assert two(True, t1) == ("bool", "int") and two(1, t1) == ("int", "int")
 
 
+def test_a_memo_of_state_values_that_rarely_hits_is_dropped():
+    """rt.by_identity as memo.var_memo's store, called through ns["f"]: new
+    objects at every call leave it after VAR_MEMO_MAX of them; each object called three
+    times keeps it; either way the answers are fn's, by object."""
+    from spec.checker import rt
+    for n in (1, 2):
+        calls = []
+
+        def fn(*args):
+            calls.append(args)
+            return sum(a[0] for a in args)
+        ns = {}
+        ns["f"] = memo_f = rt.by_identity(fn, n, rt.VAR_MEMO_MAX, ns, "f")
+        for i in range(rt.VAR_MEMO_MAX + 1):
+            assert ns["f"](*[(i,)] * n) == i * n
+        assert ns["f"] is fn, n
+        ns["f"] = memo_f = rt.by_identity(fn, n, rt.VAR_MEMO_MAX, ns, "f")
+        del calls[:]
+        for i in range(2 * rt.VAR_MEMO_MAX):
+            each = (i,)
+            for _ in range(3):
+                assert ns["f"](*[each] * n) == i * n
+        assert ns["f"] is memo_f and len(calls) == 2 * rt.VAR_MEMO_MAX, n
+        assert memo_f(*[(True,)] * n) == n and memo_f(*[(1,)] * n) == n
+        assert len(calls) == 2 * rt.VAR_MEMO_MAX + 2
+
+
 OLD_BINDER = re.compile(r"\bfor \(?([\w, ]+)\)? in\b|\blambda ([\w, ]*):")
 SCOPE_CODES = [
     "[b_x_1 for b_x_1 in c_0]", "all(b_y_2 for (b_y_2, b_z_3) in c_1.items())",
