@@ -85,8 +85,10 @@ MEMO_USE = re.compile(r"\(x_(\d+)\[0\] if x_\1 else \(x_\1\.append\(.*\) or x_\1
 VAR_WORTH = re.compile(r" for |_isin\([cn]_\d+, K")  # a loop, or a variable in a constant set
 CUR_VAR = re.compile(r"c_\d+$")
 NEXT_VAR = re.compile(r"n_\d+$")
-# a string literal of generated code (left alone), or a variable of either state
-LITERAL_OR_VAR = re.compile(r"""('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")|\b[cn]_(\d+)\b""")
+# a string literal of generated code (left alone), or a variable of either state, or a name
+_LITERAL = r"""('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")"""
+LITERAL_OR_VAR = re.compile(_LITERAL + r"|\b[cn]_(\d+)\b")
+LITERAL_OR_NAME = re.compile(_LITERAL + r"|\b([A-Za-z_]\w*)\b")
 
 
 def as_vars(code):
@@ -217,31 +219,44 @@ class LetMemo:
     # --- subexpressions of one state's variables only ----------------------------------
     def var_memo(self, code, cx):
         """code through a memo keyed by the identities of the values of the variables it
-        reads, when it reads nothing else and loops or tests membership (see the module's
-        doc). Copies of one expression over the current and the next state (c_<i>, n_<i>)
-        share one memo. Outside a step, an expression of every variable is left alone:
-        each state is met once."""
+        reads, when it reads nothing else (the unit's memos of such expressions it uses
+        become lists of the memo's own function) and loops or tests
+        membership (see the module's doc). Copies of one expression over the current and
+        the next state (c_<i>, n_<i>) share one memo. Outside a step, an expression of
+        every variable is left alone: each state is met once."""
         stack = getattr(self, "memo_units", None)
         if not stack or stack[-1] is None or cx.mode not in ("state", "action") \
                 or not VAR_WORTH.search(code) or IMPURE_CALL.search(code):
             return code
+        reg = stack[-1]
         free, bound = local_scope(code)
-        step = stack[-1].next_fixed
-        if not free or not (all(CUR_VAR.match(n) for n in free) or (
-                step and all(NEXT_VAR.match(n) for n in free))) \
-                or (not step and len(free) == len(self.var_names)) or free & bound_names(code):
+        if free & bound_names(code):
             return code
+        lists = free & reg.names  # a memo's use holds its code: its reads are in free
+        reads = free - lists
+        step = reg.next_fixed
+        if not reads or not (all(CUR_VAR.match(n) for n in reads) or (
+                step and all(NEXT_VAR.match(n) for n in reads))) \
+                or (not step and len(reads) == len(self.var_names)):
+            return code
+        args = sorted(reads)
         shape = as_vars(unit_shape(code, bound))
+        if lists:  # named in order of appearance, as the bound names are
+            canon = {}
+            shape = LITERAL_OR_NAME.sub(
+                lambda m: m.group(1) or (canon.setdefault(m.group(2), f"x_#{len(canon)}")
+                                         if m.group(2) in lists else m.group(2)), shape)
         fn = self.var_memos.get(shape)
         if fn is None:
-            args = sorted(free)
             name = self.fresh("vmemo")
-            src = f"def {name}({', '.join(map(as_vars, args))}):\n    return {as_vars(code)}\n"
+            made = "".join(f"    {x} = []\n" for x in sorted(lists))
+            src = f"def {name}({', '.join(map(as_vars, args))}):\n{made}" \
+                  f"    return {as_vars(code)}\n"
             fn = self.fresh("Kvm")
             self.ns[fn] = by_identity(self.build(src, name), len(args), VAR_MEMO_MAX,
                                       self.ns, fn)
             self.var_memos[shape] = fn
-        return f"{fn}({', '.join(sorted(free))})"
+        return f"{fn}({', '.join(args)})"
 
     # --- subexpressions of constant-bound locals only ---------------------------------
     def note_const_bound(self, py, set_code):

@@ -118,6 +118,24 @@ def test_expressions_of_state_values_are_remembered_across_states(tmp_path):
     assert run(tmp_path, body, cfg) == ("ok", None, 7)
 
 
+def test_a_memo_of_state_values_keeps_the_memos_it_reads(tmp_path):
+    """DOMAIN q, met twice, has a memo of the invariant's; the loop around it becomes a
+    memo of q's value whose function makes that list its own (memo.var_memo)."""
+    body = """
+    VARIABLES q, y
+    Init == q = <<1>> /\\ y = 0
+    Next == y < 4 /\\ y' = y + 1 /\\ q' = Append(q, y)
+    Inv == \\A i \\in DOMAIN q : \\E j \\in DOMAIN q : q[j] = q[i] + 0
+    """
+    assert run(tmp_path, body, NO_DEADLOCK + "INVARIANT Inv\n") == ("ok", None, 5)
+    model = load(*write_spec(tmp_path, body, NO_DEADLOCK + "INVARIANT Inv\n"))
+    model.invariant_all()
+    assert any(name.startswith("vmemo") and re.search(r"^    x_\d+ = \[\]$", src, re.M)
+               for name, src in model.compiler.sources.items())
+    body = body.replace("q[i] + 0", "q[i] + y")
+    assert run(tmp_path, body, NO_DEADLOCK + "INVARIANT Inv\n") == ("invariant", "Inv", 2)
+
+
 def test_constant_recursive_operators_remember_results(tmp_path, capsys):
     """Fib(60) by naive recursion finishes only if results are remembered; a LET's value
     reached by a recursive operator is part of what it remembers; one that prints is
