@@ -82,9 +82,11 @@ def worth(code):
 
 LOOP_WORTH = re.compile(r"_rt\.| for |\brec_|lambda|\benabled_")  # more than a lookup
 MEMO_USE = re.compile(r"\(x_(\d+)\[0\] if x_\1 else \(x_\1\.append\(.*\) or x_\1\[0\]\)\)$", re.S)
-VAR_WORTH = re.compile(r" for |_isin\([cn]_\d+, K")  # a loop, or a variable in a constant set
-CUR_VAR = re.compile(r"c_\d+$")
-NEXT_VAR = re.compile(r"n_\d+$")
+STATE_NAME = re.compile(r"(c_\d+|p_\d+_\w+)$")
+NEXT_NAME = re.compile(r"n_\d+$")
+# worth a memo of state values: a loop, or a variable (or a part of one) in a constant set
+VAR_WORTH = re.compile(r" for |_isin\((?:[cn]_\d+|p_\w+), K")
+VAR_INDEX = re.compile(r"[cnp]_(\d+)")  # the variable of a name STATE_NAME or NEXT_NAME takes
 # a string literal of generated code (left alone), or a variable of either state, or a name
 _LITERAL = r"""('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")"""
 LITERAL_OR_VAR = re.compile(_LITERAL + r"|\b[cn]_(\d+)\b")
@@ -94,8 +96,6 @@ LITERAL_OR_NAME = re.compile(_LITERAL + r"|\b([A-Za-z_]\w*)\b")
 def as_vars(code):
     """code with each variable of either state, c_<i> or n_<i>, named v_<i>."""
     return LITERAL_OR_VAR.sub(lambda m: m.group(1) or f"v_{m.group(2)}", code)
-STATE_NAME = re.compile(r"(c_\d+|p_\d+_\w+)$")
-NEXT_NAME = re.compile(r"n_\d+$")
 
 
 class UnitMemos:
@@ -235,9 +235,10 @@ class LetMemo:
         lists = free & reg.names  # a memo's use holds its code: its reads are in free
         reads = free - lists
         step = reg.next_fixed
-        if not reads or not (all(CUR_VAR.match(n) for n in reads) or (
-                step and all(NEXT_VAR.match(n) for n in reads))) \
-                or (not step and len(reads) == len(self.var_names)):
+        if not reads or not (all(STATE_NAME.match(n) for n in reads) or (
+                step and all(NEXT_NAME.match(n) for n in reads))) \
+                or (not step and len({VAR_INDEX.match(n).group(1) for n in reads})
+                    == len(self.var_names)):
             return code
         args = sorted(reads)
         shape = as_vars(unit_shape(code, bound))

@@ -136,6 +136,24 @@ def test_a_memo_of_state_values_keeps_the_memos_it_reads(tmp_path):
     assert run(tmp_path, body, NO_DEADLOCK + "INVARIANT Inv\n") == ("invariant", "Inv", 2)
 
 
+def test_a_memo_of_state_values_reads_fields_of_a_variable(tmp_path):
+    """r.set and r.n are hoisted parts of r (compiler.unit): the loop over them becomes
+    a memo keyed by those parts' values (memo.var_memo)."""
+    body = """
+    VARIABLES r, y
+    Init == r = [set |-> {1}, n |-> 0] /\\ y = 0
+    Next == y < 4 /\\ y' = y + 1 /\\ r' = [r EXCEPT !.set = @ \\cup {y + 1}]
+    Inv == (\\A e \\in r.set : e \\in 1..5 /\\ e > r.n) /\\ y >= 0
+    """
+    cfg = NO_DEADLOCK + "INVARIANT Inv\n"
+    assert run(tmp_path, body, cfg) == ("ok", None, 5)
+    model = load(*write_spec(tmp_path, body, cfg))
+    model.invariant_all()
+    assert any(re.match(r"def vmemo_\d+\(p_", src) for src in model.compiler.sources.values())
+    assert run(tmp_path, body.replace("e \\in 1..5", "e \\in 1..3"), cfg) \
+        == ("invariant", "Inv", 5)
+
+
 def test_constant_recursive_operators_remember_results(tmp_path, capsys):
     """Fib(60) by naive recursion finishes only if results are remembered; a LET's value
     reached by a recursive operator is part of what it remembers; one that prints is
