@@ -199,32 +199,20 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
         if found:
             slow = fname + "_plain"
             self.build("\n".join([f"def {slow}({params}):"] + indent(head + slow_lines)), slow)
-            need, fields = {}, {}
-            for i, k in found:
-                if k.__class__ is int:
-                    need[i] = max(need.get(i, 0), k)
-                else:
-                    fields.setdefault(i, []).append(k)
-            tests = [f"c_{i}.__class__ is not tuple or len(c_{i}) < {k}"
-                     for i, k in sorted(need.items())]
-            tests += [f"c_{i}.__class__ is not _FnDict" + "".join(
-                f" or {k!r} not in c_{i}.d" for k in sorted(ks))
-                for i, ks in sorted(fields.items())]
-            prologue = [f"if {' or '.join(tests)}:", f"    return {slow}({params})"]
-            prologue += [f"{name} = c_{i}[{k - 1}]" if k.__class__ is int else
-                         f"{name} = c_{i}.d[{k!r}]"
-                         for (i, k), name in sorted(found.items(), key=lambda e: e[1])]
+            prologue = hoist_prologue(found, f"return {slow}({params})")
         src = "\n".join([f"def {fname}({params}):"] + indent(head + prologue + lines))
         return self.build(src, fname)
 
     def at_put_code(self, f, key, value):
-        """[f EXCEPT ![key] = value]; no test needed when f is a hoisted state tuple."""
+        """[f EXCEPT ![key] = value]; a hoisted state variable read at key needs no length
+        test when it is a tuple (hoist_prologue made sure)."""
         found = self.hoists[-1] if self.hoists else None
         if found is not None and VAR_CODE.match(f) and key.isdigit() and 0 < int(key) < 64:
             k = int(key)
             found.setdefault((int(f[2:]), k), f"p_{f[2:]}_{k}")
             head = f"{f}[:{k - 1}] + " if k > 1 else ""
-            return f"({head}({value},) + {f}[{k}:])"
+            return f"({head}({value},) + {f}[{k}:] if {f}.__class__ is tuple " \
+                   f"else _rt.at_put({f}, {key}, {value}))"
         return at_put_code(f, key, value)
 
     def apply_code(self, f, key):
@@ -674,6 +662,35 @@ def is_operator_symbol(name):
 IMPURE = re.compile(r"_rt\.(tlc_print|random|fail|\w*json)|_rt_tlcget|_tlc_level")
 REC_CALL = re.compile(r"\b(rec_\w+?)\(")
 NAMES = re.compile(r"\b[A-Za-z_]\w*\b")
+def hoist_prologue(found, fallback):
+    """The lines that hoist the parts `found` ({(i, key): name}) of state variables c_i
+    into their names, each variable tested first (`fallback` when it lacks a part). A
+    variable read at numbers 1..k is a tuple of length k or more, or a function held as
+    a dict with those numbers (a domain such as 0..N-1); one read at fields or constant
+    keys is a dict holding them."""
+    numbers, keys = {}, {}
+    for i, k in found:
+        (numbers if k.__class__ is int else keys).setdefault(i, []).append(k)
+    either = {i for i in numbers if i not in keys}
+    tests = [f"c_{i}.__class__ is not tuple or len(c_{i}) < {max(ks)}"
+             for i, ks in sorted(numbers.items()) if i not in either]
+    tests += [f"c_{i}.__class__ is not _FnDict" + "".join(
+        f" or {k!r} not in c_{i}.d" for k in sorted(ks)) for i, ks in sorted(keys.items())]
+    lines = [f"if {' or '.join(tests)}:", f"    {fallback}"] if tests else []
+    by_name = sorted(found.items(), key=lambda e: e[1])
+    lines += [f"{name} = c_{i}[{k - 1}]" if k.__class__ is int else f"{name} = c_{i}.d[{k!r}]"
+              for (i, k), name in by_name if i not in either]
+    for i in sorted(either):
+        mine = [(k, name) for (j, k), name in by_name if j == i]
+        lines += [f"if c_{i}.__class__ is tuple and len(c_{i}) >= {max(numbers[i])}:"]
+        lines += [f"    {name} = c_{i}[{k - 1}]" for k, name in mine]
+        lines += [f"elif c_{i}.__class__ is _FnDict and " +
+                  " and ".join(f"{k} in c_{i}.d" for k in sorted(numbers[i])) + ":"]
+        lines += [f"    {name} = c_{i}.d[{k}]" for k, name in mine]
+        lines += ["else:", f"    {fallback}"]
+    return lines
+
+
 MEMO_MAX = 100000
 
 

@@ -446,3 +446,21 @@ def test_an_action_property_is_tested_on_steps_into_states_already_found(run_spe
         r = run_spec(body, cfg=cfg + extra)
         assert (r.result, r.violated, r.trace_length) == ("property", "Up", 4), \
             (extra, r.result, r.error)
+
+
+def test_parts_of_a_function_on_zero_based_numbers_are_read_from_its_dict(tmp_path):
+    # x has domain 0..2, so it is held as a dict, not a tuple: the units read x[1] and
+    # x[2] through hoisted names all the same (compiler.hoist_prologue's second branch)
+    from spec.checker import load
+    body = ("VARIABLE x\nInit == x = [i \\in 0..2 |-> i * 10]\n"
+            "Next == x[1] = 10 /\\ x' = [x EXCEPT ![1] = x[2] + 1]\n"
+            "Inv == x[1] \\in {10, 21} /\\ x[2] = 20 /\\ x[0] = 0\n")
+    cfg = "INIT Init\nNEXT Next\nINVARIANT Inv\nCHECK_DEADLOCK FALSE\n"
+    r = check(*write_spec(tmp_path, body, cfg))
+    assert (r.result, r.distinct_states) == ("ok", 2), r.error
+    model = load(*write_spec(tmp_path, body, cfg))
+    model.invariant_all()
+    assert any("elif c_0.__class__ is _FnDict and 1 in c_0.d and 2 in c_0.d:" in src
+               for src in model.compiler.sources.values())
+    r = check(*write_spec(tmp_path, body.replace("{10, 21}", "{10, 20}"), cfg))
+    assert (r.result, r.violated, r.distinct_states) == ("invariant", "Inv", 2)
