@@ -662,6 +662,8 @@ def is_operator_symbol(name):
 IMPURE = re.compile(r"_rt\.(tlc_print|random|fail|\w*json)|_rt_tlcget|_tlc_level")
 REC_CALL = re.compile(r"\b(rec_\w+?)\(")
 NAMES = re.compile(r"\b[A-Za-z_]\w*\b")
+
+
 def hoist_prologue(found, fallback):
     """The lines that hoist the parts `found` ({(i, key): name}) of state variables c_i
     into their names, each variable tested first (`fallback` when it lacks a part). A

@@ -218,12 +218,12 @@ class LetMemo:
 
     # --- subexpressions of one state's variables only ----------------------------------
     def var_memo(self, code, cx):
-        """code through a memo keyed by the identities of the values of the variables it
-        reads, when it reads nothing else (the unit's memos of such expressions it uses
-        become lists of the memo's own function) and loops or tests
-        membership (see the module's doc). Copies of one expression over the current and
-        the next state (c_<i>, n_<i>) share one memo. Outside a step, an expression of
-        every variable is left alone: each state is met once."""
+        """code through a memo keyed by the identities of the values of the variables (or
+        hoisted parts of them) it reads, when it reads nothing else and loops or tests
+        membership (see the module's doc). The unit's memos of such expressions that code
+        uses become lists of the memo's own function. Copies of one expression over the
+        current and the next state (c_<i>, n_<i>) share one memo. Outside a step, an
+        expression of every variable is left alone: each state is met once."""
         stack = getattr(self, "memo_units", None)
         if not stack or stack[-1] is None or cx.mode not in ("state", "action") \
                 or not VAR_WORTH.search(code) or IMPURE_CALL.search(code):

@@ -261,14 +261,14 @@ def test_a_memo_of_state_values_that_rarely_hits_is_dropped():
     objects at every call leave it after VAR_MEMO_MAX of them; each object called three
     times keeps it; either way the answers are fn's, by object."""
     from spec.checker import rt
-    for n in (1, 2):
-        calls = []
+    calls = []
 
-        def fn(*args):
-            calls.append(args)
-            return sum(a[0] for a in args)
+    def fn(*args):
+        calls.append(args)
+        return sum(a[0] for a in args)
+    for n in (1, 2):
         ns = {}
-        ns["f"] = memo_f = rt.by_identity(fn, n, rt.VAR_MEMO_MAX, ns, "f")
+        ns["f"] = rt.by_identity(fn, n, rt.VAR_MEMO_MAX, ns, "f")
         for i in range(rt.VAR_MEMO_MAX + 1):
             assert ns["f"](*[(i,)] * n) == i * n
         assert ns["f"] is fn, n
