@@ -4,6 +4,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from spec.checker import check
 
 from .conftest import write_spec
@@ -422,29 +424,22 @@ def test_state_level_sequences_and_record_fields_keep_their_values(run_spec):
     assert (r.result, r.distinct_states) == ("ok", 4), (r.result, r.error)
 
 
-def test_an_action_property_is_tested_on_every_step_of_a_state(run_spec):
-    # the bad step (+5) is each state's second successor, with and without SYMMETRY (the
-    # two ways the property checker lists a state's steps)
+@pytest.mark.parametrize("step, prop, length", [
+    # the bad step (+5) is each state's second successor
+    ("x < 6 /\\ (x' = x + 1 \\/ x' = x + 5)", "x' - x < 3", 2),
+    # the only bad step, 2 -> 0, leads back to the initial state: the explorer tests
+    # steps as it generates them, so one into a state already found is tested as well
+    ("x' = (x + 1) % 3", "x' > x", 4),
+])
+def test_an_action_property_is_tested_on_every_step(run_spec, step, prop, length):
+    # with and without SYMMETRY (under it a step leads to the state of its class)
     body = ("CONSTANTS a, b\nVARIABLES x, z\nInit == x = 0 /\\ z = a\n"
-            "Next == x < 6 /\\ (x' = x + 1 \\/ x' = x + 5) /\\ z' = z\n"
-            "Small == [][x' - x < 3]_x\nSym == Permutations({a, b})\n")
-    cfg = "CONSTANTS a = a  b = b\nINIT Init\nNEXT Next\nPROPERTY Small\nCHECK_DEADLOCK FALSE\n"
+            f"Next == {step} /\\ z' = z\n"
+            f"Prop == [][{prop}]_x\nSym == Permutations({{a, b}})\n")
+    cfg = "CONSTANTS a = a  b = b\nINIT Init\nNEXT Next\nPROPERTY Prop\nCHECK_DEADLOCK FALSE\n"
     for extra in ("", "SYMMETRY Sym\n"):
         r = run_spec(body, cfg=cfg + extra)
-        assert (r.result, r.violated, r.trace_length) == ("property", "Small", 2), \
-            (extra, r.result, r.error)
-
-
-def test_an_action_property_is_tested_on_steps_into_states_already_found(run_spec):
-    # the only bad step, 2 -> 0, leads back to the initial state; the explorer tests steps
-    # as it generates them, so one into a known state must be tested as well
-    body = ("CONSTANTS a, b\nVARIABLES x, z\nInit == x = 0 /\\ z = a\n"
-            "Next == x' = (x + 1) % 3 /\\ z' = z\n"
-            "Up == [][x' > x]_x\nSym == Permutations({a, b})\n")
-    cfg = "CONSTANTS a = a  b = b\nINIT Init\nNEXT Next\nPROPERTY Up\n"
-    for extra in ("", "SYMMETRY Sym\n"):
-        r = run_spec(body, cfg=cfg + extra)
-        assert (r.result, r.violated, r.trace_length) == ("property", "Up", 4), \
+        assert (r.result, r.violated, r.trace_length) == ("property", "Prop", length), \
             (extra, r.result, r.error)
 
 
