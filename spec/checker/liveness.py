@@ -321,7 +321,8 @@ class Graph:
         self.model = model
         self.real = {}
         self.states = explorer.states
-        self.succ = [e or [] for e in explorer.edges]
+        self.succ = self.all_succ = [e or [] for e in explorer.edges]
+        self._cyclic = None
         self.n = len(self.states)
         m = model  # the edges are exactly the next-state relation's steps
         self.graph_is_next = explorer.key is None and not m.constraints \
@@ -363,8 +364,11 @@ class Graph:
     def facts_from_edges(self, sub):
         """fairness_facts of the next-state relation itself: its steps are the edges."""
         subs = [sub(s) for s in self.states]
-        targets = [{j for j in out if j != i and subs[j] != subs[i]}
-                   for i, out in enumerate(self.succ)]
+        if len(set(subs)) == self.n:  # v tells the states apart (v = vars, say)
+            targets = [{j for j in out if j != i} for i, out in enumerate(self.succ)]
+        else:
+            targets = [{j for j in out if j != i and subs[j] != subs[i]}
+                       for i, out in enumerate(self.succ)]
         return [bool(t) for t in targets], targets
 
     def violation(self, o, inits):
@@ -546,11 +550,29 @@ class Graph:
         return not any(enabled[i] for enabled, _ in self.fair)
 
     def sccs(self, inside):
+        """The nontrivial strongly connected components of the nodes where inside[i]
+        (under the edges self.succ, always some of all_succ's)."""
+        cyclic = self.cyclic()
+        if not any(cyclic):
+            return []
+        return self.tarjan([a and c for a, c in zip(inside, cyclic, strict=True)], self.succ)
+
+    def cyclic(self):
+        """cyclic[i]: state i lies on a cycle of the whole graph. A component of a region
+        of it, or of it less some steps, lies within one of the whole graph's: only there
+        does sccs look (an acyclic graph, CoffeeCan's, is never searched again)."""
+        if self._cyclic is None:
+            self._cyclic = bytearray(self.n)
+            for comp in self.tarjan([True] * self.n, self.all_succ):
+                for i in comp:
+                    self._cyclic[i] = 1
+        return self._cyclic
+
+    def tarjan(self, inside, succ):
         """Tarjan's algorithm (iterative) over nodes where inside[i]; nontrivial SCCs only."""
         index = [-1] * self.n
         low = [0] * self.n
         on_stack = bytearray(self.n)
-        succ = self.succ
         stack = []
         out = []
         counter = 0
