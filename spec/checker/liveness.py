@@ -323,6 +323,7 @@ class Graph:
         self.states = explorer.states
         self.succ = self.all_succ = [e or [] for e in explorer.edges]
         self._cyclic = None
+        self._stutter = None
         self.n = len(self.states)
         m = model  # the edges are exactly the next-state relation's steps
         self.graph_is_next = explorer.key is None and not m.constraints \
@@ -493,8 +494,9 @@ class Graph:
     def find_lasso(self, region, starts, accept, kind):
         dist, parent = self.region_bfs(region, starts)
         best = None
+        stutter = self.stutter_fair()
         for i in dist:
-            if self.stutter_fair(i) and (accept is None or accept[i]):
+            if stutter[i] and (accept is None or accept[i]):
                 cand = (self.prefix(i, dist, parent, kind), "stutter")
                 best = shorter(best, cand)
         inside = [i in dist for i in range(self.n)]
@@ -537,17 +539,23 @@ class Graph:
                 dist[s] = lv[s]
                 parent[s] = None
                 queue.append(s)
+        succ, pop, push = self.succ, queue.popleft, queue.append
         while queue:
-            i = queue.popleft()
-            for j in self.succ[i]:
-                if region[j] and j not in dist:
-                    dist[j] = dist[i] + 1
+            i = pop()
+            d = dist[i] + 1
+            for j in succ[i]:
+                if j not in dist and region[j]:
+                    dist[j] = d
                     parent[j] = i
-                    queue.append(j)
+                    push(j)
         return dist, parent
 
-    def stutter_fair(self, i):
-        return not any(enabled[i] for enabled, _ in self.fair)
+    def stutter_fair(self):
+        """[i]: may a behaviour stutter in state i forever (no fair action enabled)?"""
+        if self._stutter is None:
+            self._stutter = [not any(col) for col in zip(*(e for e, _ in self.fair))] \
+                if self.fair else [True] * self.n
+        return self._stutter
 
     def sccs(self, inside):
         """The nontrivial strongly connected components of the nodes where inside[i]
