@@ -179,7 +179,7 @@ class FilterSet(LazySet):
     def enumerate(self):
         if not self.finite:
             return LazySet.enumerate(self)
-        return frozenset(x for x in enum(self.base) if self.pred(x) is True)
+        return frozenset(x for x in elements(self.base) if self.pred(x) is True)
 
     def describe(self):
         return "a subset of " + self.base.describe()
@@ -290,14 +290,18 @@ class FnSet(LazySet):
         return False
 
     def enumerate(self):
+        return frozenset(self.iterate())
+
+    def iterate(self):
+        """The functions one by one, each once (see `elements`)."""
         keys = sorted(enum(self.dom), key=sort_key)
         if not keys:
-            return frozenset([make_fn({})])
+            return iter([make_fn({})])
         vals = sorted(enum(self.cod), key=sort_key)
         combos = product(vals, repeat=len(keys))
         if all(k.__class__ is int for k in keys) and keys[0] == 1 and keys[-1] == len(keys):
-            return frozenset(combos)  # the domain is 1..n: the functions are the tuples
-        return frozenset(FnDict(dict(zip(keys, combo, strict=True))) for combo in combos)
+            return combos  # the domain is 1..n: the functions are the tuples
+        return (FnDict(dict(zip(keys, combo, strict=True))) for combo in combos)
 
     def size(self):
         return size(self.cod) ** size(self.dom)
@@ -322,9 +326,13 @@ class RecSet(LazySet):
         return all(member(d[k], s) for k, s in self.fields.items())
 
     def enumerate(self):
+        return frozenset(self.iterate())
+
+    def iterate(self):
+        """The records one by one, each once (see `elements`)."""
         names = list(self.fields)
         pools = [sorted(enum(self.fields[k]), key=sort_key) for k in names]
-        return frozenset(FnDict(dict(zip(names, combo, strict=False))) for combo in product(*pools))
+        return (FnDict(dict(zip(names, combo, strict=False))) for combo in product(*pools))
 
 
 class CrossSet(LazySet):
@@ -418,6 +426,15 @@ def enum(s):
             got = s._elements = s.enumerate()
         return got
     raise TLAError(f"expected a set, got {show(s)}")
+
+
+def elements(s):
+    """The elements of a set one by one, each once: a function or record set not yet
+    enumerated is walked without being built and hashed whole (a filter of it keeps a
+    few, `{c \\in [a : 0..1000, b : 0..1000] : P}`)."""
+    if s.__class__ in (FnSet, RecSet) and "_elements" not in s.__dict__:
+        return s.iterate()
+    return enum(s)
 
 
 def size(s):

@@ -222,3 +222,21 @@ def test_each_runtime_error_names_its_own_position(tmp_path):
         "Next == UNCHANGED <<x, y>>\nInv == /\\ x + 1 > 0\n       /\\ x - y < 5\n====\n")
     result = check(str(tmp_path / "B.tla"), str(tmp_path / "B.cfg"))
     assert result.result == "error" and "B.tla:7:11:" in result.error, result.error
+
+
+def test_a_filter_walks_a_function_or_record_set_without_building_it():
+    """values.elements: the filter's base is walked, not enumerated and kept; the
+    elements are the same either way (records, functions, and tuples for 1..n)."""
+    from spec.checker.values import FilterSet, FnDict, FnSet, RecSet, enum
+    cases = [
+        (RecSet({"a": frozenset(range(3)), "b": frozenset(range(3))}),
+         lambda r: r.d["a"] + r.d["b"] == 2, 3),
+        (FnSet(frozenset("xy"), frozenset(range(3))), lambda f: f.d["x"] == f.d["y"], 3),
+        (FnSet(frozenset({1, 2}), frozenset(range(2))), lambda f: f[0] == 1, 2),
+    ]
+    for base, pred, count in cases:
+        got = enum(FilterSet(base, pred))
+        assert "_elements" not in base.__dict__, base
+        assert len(got) == count and got == {x for x in enum(base) if pred(x)}
+        assert all(x.__class__ is (tuple if isinstance(base, FnSet) and 1 in base.dom
+                                   else FnDict) for x in got)
