@@ -28,9 +28,9 @@ function of them, remembered per site by their identities (`const_memo`, rt.by_i
 Those objects are the constant sets' own elements, alive for the whole run, so a record
 built and hashed once answers every membership test of it afterwards.
 
-A subexpression that loops or tests membership and reads nothing but some of the
-variables of one state (c_<i>, or n_<i> in a function of a step) is remembered across
-calls the same way, by the identities of the variables' values (`var_memo`): the
+A subexpression that loops and reads nothing but some of the variables (or hoisted
+parts of them) of one state (c_<i>, or n_<i> in a function of a step) is remembered
+across calls the same way, by the identities of the variables' values (`var_memo`): the
 explorer stores one object per distinct value of each variable (bfs.sharer), so every
 state with the same `msgs` answers `{m \\in msgs : m.type = "2b"}` from one entry. The
 copies over c_<i> and over n_<i> share one memo: what a step computed for its next
@@ -84,8 +84,9 @@ LOOP_WORTH = re.compile(r"_rt\.| for |\brec_|lambda|\benabled_")  # more than a 
 MEMO_USE = re.compile(r"\(x_(\d+)\[0\] if x_\1 else \(x_\1\.append\(.*\) or x_\1\[0\]\)\)$", re.S)
 STATE_NAME = re.compile(r"(c_\d+|p_\d+_\w+)$")
 NEXT_NAME = re.compile(r"n_\d+$")
-# worth a memo of state values: a loop, or a variable (or a part of one) in a constant set
-VAR_WORTH = re.compile(r" for |_isin\((?:[cn]_\d+|p_\w+), K")
+# worth a memo of state values: a loop (membership in a record or function set has its
+# own memo per object: values.remembered)
+VAR_WORTH = re.compile(r" for ")
 VAR_INDEX = re.compile(r"[cnp]_(\d+)")  # the variable of a name STATE_NAME or NEXT_NAME takes
 # a string literal of generated code (left alone), or a variable of either state, or a name
 _LITERAL = r"""('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")"""
@@ -219,11 +220,11 @@ class LetMemo:
     # --- subexpressions of one state's variables only ----------------------------------
     def var_memo(self, code, cx):
         """code through a memo keyed by the identities of the values of the variables (or
-        hoisted parts of them) it reads, when it reads nothing else and loops or tests
-        membership (see the module's doc). The unit's memos of such expressions that code
-        uses become lists of the memo's own function. Copies of one expression over the
-        current and the next state (c_<i>, n_<i>) share one memo. Outside a step, an
-        expression of every variable is left alone: each state is met once."""
+        hoisted parts of them) it reads, when it reads nothing else and loops (see the
+        module's doc). The unit's memos of such expressions that code uses become lists
+        of the memo's own function. Copies of one expression over the current and the
+        next state (c_<i>, n_<i>) share one memo. Outside a step, an expression of every
+        variable is left alone: each state is met once."""
         stack = getattr(self, "memo_units", None)
         if not stack or stack[-1] is None or cx.mode not in ("state", "action") \
                 or not VAR_WORTH.search(code) or IMPURE_CALL.search(code):
