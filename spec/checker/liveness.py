@@ -365,7 +365,11 @@ class Graph:
     def facts_from_edges(self, sub):
         """fairness_facts of the next-state relation itself: its steps are the edges."""
         subs = [sub(s) for s in self.states]
-        if len(set(subs)) == self.n:  # v tells the states apart (v = vars, say)
+        try:
+            apart = len(set(subs)) == self.n  # v tells the states apart (v = vars, say)
+        except (TLAError, TypeError):  # a value that cannot be hashed: compare them
+            apart = False
+        if apart:
             targets = [{j for j in out if j != i} for i, out in enumerate(self.succ)]
         else:
             targets = [{j for j in out if j != i and subs[j] != subs[i]}
