@@ -159,6 +159,7 @@ class Explorer:
 
     def test_step(self, i, s, t):
         """Test step s -> t (s is state i) against the step tests not yet failed."""
+        failed = False
         for test in self.step_tests:
             try:
                 ok = test(s, t) is True
@@ -166,7 +167,8 @@ class Explorer:
                 ok = False
             if not ok:
                 self.bad_steps[test] = (i, t)
-        if self.bad_steps:
+                failed = True
+        if failed:
             self.step_tests = [f for f in self.step_tests if f not in self.bad_steps]
 
     def in_model(self, parent, state, stored=False):
@@ -287,7 +289,7 @@ class Explorer:
                     last = self.checkpoint(idx, depth, last)
                 continue
             out_edges = [] if keep else None
-            stepped = set()
+            stepped = set() if self.step_tests else None
             for t in succ:
                 # a successor stored before (found as generated) skips the state constraints
                 got = (seen.get(t) if key is None else known.get(t)) if skip else None

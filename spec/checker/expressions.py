@@ -482,16 +482,16 @@ class ExpressionCompiler:
                 raise self.err(f"subexpression reference {whole} is not supported (selector "
                                f"{sel} of {kind})", node, env)
             part = parts[int(sel) - 1]
-        plain = all(isinstance(x, str) for x in selectors)
-        key = (id(binding), tuple(selectors) if plain else None)
-        got = self.parts.get(key) if plain and not args else None
+        # the part of a definition without arguments is one definition, wherever named
+        key = (id(binding), tuple(selectors)) \
+            if not args and all(isinstance(x, str) for x in selectors) else None
+        got = self.parts.get(key) if key else None
         if got is None:
-            name = reference_text(node)
             definition = tla_ast.OperatorDefinition(
-                name=name, arity=None, definiens=part, local=False, function=False,
-                start=node.start, end=node.end)
+                name=reference_text(node), arity=None, definiens=part, local=False,
+                function=False, start=node.start, end=node.end)
             got = DefB(definition, part_env)
-            if plain and not args:
+            if key:
                 self.parts[key] = got
                 self.keepalive.append(binding)
         return got, [], part_env
@@ -749,23 +749,20 @@ class ExpressionCompiler:
     def member_parts(self, x, set_node, env, cx):
         while name_of(set_node) == "Parentheses":
             set_node = set_node.expression
-        found = self.filter_definition(set_node, env)
-        if found is not None:
-            s = self.ex(set_node, env, cx)
-            if self.ns.get(s).__class__ is frozenset:
-                return f"({x} in {s} or _isin({x}, {s}))"
-            return self.filter_member(x, *found, cx)
-        op = canonical_op(set_node.operator) if name_of(set_node) == "OperatorApplication" \
-            else None
-        if op == ".." and len(set_node.arguments or ()) == 2:
-            lo, hi = (self.ex(a, env, cx) for a in set_node.arguments)
+        bounds = interval_bounds(set_node)
+        if bounds is not None:
+            lo, hi = (self.ex(a, env, cx) for a in bounds)
             return f"_rt.in_interval({x}, {lo}, {hi})"
-        if op == "\\cup" and len(set_node.arguments or ()) == 2:
+        if name_of(set_node) == "OperatorApplication" and len(set_node.arguments or ()) == 2 \
+                and canonical_op(set_node.operator) == "\\cup":
             left, right = (self.member_parts(x, a, env, cx) for a in set_node.arguments)
             return f"({left} or {right})"
         s = self.ex(set_node, env, cx)
         if self.ns.get(s).__class__ is frozenset:
             return f"({x} in {s} or _isin({x}, {s}))"
+        found = self.filter_definition(set_node, env)
+        if found is not None:
+            return self.filter_member(x, *found, cx)
         return f"_isin({x}, {s})"
 
     def as_frozenset(self, code):
