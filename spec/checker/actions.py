@@ -170,7 +170,7 @@ class ActionCompiler:
             target = self.assignable(args[0], env, cx)
             if target is not None and target not in cx.assigned:
                 s = self.ex(args[1], env, cx)
-                return [f"for n_{target} in _enum({s}):"] + indent(
+                return [f"for n_{target} in {self.in_tlc_order(s) or f'_enum({s})'}:"] + indent(
                     k(cx.but(assigned=cx.assigned | {target})) or ["pass"])
         if op in SIMPLE_BINARY or op in SIMPLE_PREFIX or op in TEMPORAL or op in ("ENABLED", "'"):
             return self.guard(node, env, cx, k)

@@ -101,6 +101,7 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
         self.keepalive = []
         self.parts = {}  # (definition, selectors) -> its part, a definition (select_part)
         self.places = {}  # (path, line, column) -> its name in ns (place)
+        self.ordered = {}  # code of a constant set -> its elements in TLC order (in_tlc_order)
         self.fold_cache = {}
         self.int_codes = set()  # generated codes known to give an int (expressions.py)
         self.hoists = []

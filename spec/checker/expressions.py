@@ -31,7 +31,7 @@ from .codegen import (
 from .errors import TLAError
 from .frontend import canonical_op, pos
 from .scope import ArgB, ConstB, DefB, InstB, LocalB, ParamInstB
-from .values import STRING, FnSet, LazySet, RecSet, SubsetSet, enum
+from .values import STRING, FnSet, LazySet, RecSet, SubsetSet, enum, sort_key
 
 
 class ExpressionCompiler:
@@ -236,7 +236,6 @@ class ExpressionCompiler:
             value = self.ns.get(code)
             if value.__class__ is not frozenset or len(value) > 8:
                 return None
-            from .values import sort_key
             items = [self.literal(v) for v in sorted(value, key=sort_key)]
             for t in pending + [target]:
                 envs = [dict(e, **{t.operator: ConstB(item)}) for e in envs for item in items]
@@ -257,6 +256,19 @@ class ExpressionCompiler:
         finally:
             self.unroll_factor //= factor
 
+    def in_tlc_order(self, set_code):
+        """For the code of a constant set: the name of a tuple of its elements in TLC's
+        order (values.sort_key), so that a loop meets them as an unrolled quantifier does
+        and as TLC does (which successor comes first decides the counts and the trace at a
+        violation). None for any other set, iterated as it comes."""
+        value = self.ns.get(set_code)
+        if value.__class__ is not frozenset:
+            return None
+        name = self.ordered.get(set_code)
+        if name is None:
+            name = self.ordered[set_code] = self.inject(tuple(sorted(value, key=sort_key)), "o")
+        return name
+
     def bind_decls(self, decls, env, cx):
         """Bounded declarations -> for-clause headers, extended env and context."""
         env = dict(env)
@@ -267,8 +279,8 @@ class ExpressionCompiler:
             if name_of(d) == "OperatorApplication" and d.operator == "\\in" and d.arguments:
                 target, set_node = d.arguments
                 s = self.ex(set_node, env_for_sets(env, pending), cx)
-                bounds = None if isinstance(self.ns.get(s), frozenset) \
-                    else interval_bounds(set_node)  # a constant set is iterated as it is
+                constant = self.in_tlc_order(s)
+                bounds = None if constant else interval_bounds(set_node)
                 counted = None if bounds is None else "_rt.irange({}, {})".format(
                     *(self.ex(e, env_for_sets(env, pending), cx) for e in bounds))
                 names = pending + [target]
@@ -279,7 +291,7 @@ class ExpressionCompiler:
                         pys = [self.fresh("b_" + i.operator) for i in t.items]
                         for py in pys:
                             self.note_const_bound(py, s)
-                        headers.append(f"for {tmp} in _enum({s})")
+                        headers.append(f"for {tmp} in {constant or f'_enum({s})'}")
                         headers.append(f"for ({', '.join(pys)},) in ({tmp},)")
                         for i, py in zip(t.items, pys, strict=False):
                             env[i.operator] = LocalB(py)
@@ -287,9 +299,7 @@ class ExpressionCompiler:
                     else:
                         py = self.fresh("b_" + t.operator)
                         self.note_const_bound(py, s)
-                        it = s if isinstance(self.ns.get(s), frozenset) else f"_enum({s})"
-                        if counted is not None:  # a..b: counted, not built
-                            it = counted
+                        it = constant or counted or f"_enum({s})"  # a..b: counted, not built
                         headers.append(f"for {py} in {it}")
                         env[t.operator] = LocalB(py)
                         locals_ += (py,)

@@ -459,3 +459,17 @@ def test_parts_of_a_function_on_zero_based_numbers_are_read_from_its_dict(tmp_pa
                for src in model.compiler.sources.values())
     r = check(*write_spec(tmp_path, body.replace("{10, 21}", "{10, 20}"), cfg))
     assert (r.result, r.violated, r.distinct_states) == ("invariant", "Inv", 2)
+
+
+@pytest.mark.parametrize("next_", ["\\E w \\in Words : x' = w", "x' \\in Words",
+                                   "\\E w \\in Words, n \\in {1, 2} : x' = w"])
+@pytest.mark.parametrize("bad, found", [('"a"', 2), ('"c"', 4)])
+def test_a_constant_set_is_met_in_tlc_order_where_a_violation_is_found(run_spec, next_, bad,
+                                                                       found):
+    # TLC generates the successors of a state in its order of the set's elements ("a",
+    # "b", "c", ...) and tests each new state as it comes: the counts at the violation
+    # tell that order from Python's (twelve elements: too many to unroll)
+    body = ('VARIABLE x\nWords == {"l", "k", "j", "i", "h", "g", "f", "e", "d", "c", "b", "a"}\n'
+            f'Init == x = ""\nNext == {next_}\nSafe == x # {bad}\n')
+    r = run_spec(body, cfg="INIT Init\nNEXT Next\nINVARIANT Safe\n")
+    assert (r.result, r.distinct_states) == ("invariant", found), (r.result, r.error)
