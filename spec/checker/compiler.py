@@ -101,6 +101,7 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
         self.keepalive = []
         self.parts = {}  # (definition, selectors) -> its part, a definition (select_part)
         self.places = {}  # (path, line, column) -> its name in ns (place)
+        self.rec_params = []  # the parameters of each recursive operator being compiled
         self.ordered = {}  # code of a constant set -> its elements in TLC order (in_tlc_order)
         self.fold_cache = {}
         self.int_codes = set()  # generated codes known to give an int (expressions.py)
@@ -560,6 +561,7 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
         saved_frames, self.frames = self.frames, []
         try:
             self.hoists.append(None)
+            self.rec_params.append(frozenset(pys))
             self.no_unit_memos()
             body = self.ex(binding.node.definiens, env,
                            Cx("const", locals_=tuple(pys) + tuple(outer_locals)))
@@ -570,6 +572,7 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
             needs_state = True
         finally:
             self.hoists.pop()
+            self.rec_params.pop()
             self.memo_units.pop()
             self.frames = saved_frames
         free = sorted({m for m in LOCAL_NAME.findall(body)

@@ -58,7 +58,7 @@ class ExpressionCompiler:
                 if memo is not code:
                     return memo
                 code = self.const_memo(code, cx)
-            return self.loop_memo(code, cx)
+            return self.loop_memo(self.param_memo(code), cx)
         return code
 
     def fold_code(self, code):

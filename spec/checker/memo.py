@@ -284,6 +284,30 @@ class LetMemo:
         fn = self.build(f"def {name}({args}):\n    return {code}\n", name)
         return f"{self.inject(by_identity(fn, len(free)), 'cm')}({args})"
 
+    # --- subexpressions of some parameters of a recursive operator ------------------
+    def param_memo(self, code):
+        """code through a memo keyed by the identities of the values of the parameters it
+        reads, inside the body of a recursive operator, when it reads some of them but not
+        all (all of them: the operator's own memo, memo_wrapper) and no other local name,
+        and loops or calls the runtime. `Sum(f, S)` over a set S built once per caller (a
+        constant set, or one remembered by const_memo) and a function f made anew in each
+        state answers `CHOOSE x \\in S : TRUE` and `S \\ {x}` from the memo: the sets of
+        the recursion are the memo's own objects, so they are the same ones at the next
+        call. A memo that rarely hits gives way to the plain function (rt.by_identity)."""
+        params = self.rec_params[-1] if self.rec_params else None
+        if not params or code.isidentifier() or not LOOP_WORTH.search(code) \
+                or IMPURE_CALL.search(code):
+            return code
+        free, _ = local_scope(code)
+        if not free < params or not free or free & bound_names(code):
+            return code
+        args = ", ".join(sorted(free))
+        name = self.fresh("pmemo")
+        fn = self.build(f"def {name}({args}):\n    return {code}\n", name)
+        key = self.fresh("Kpm")
+        self.ns[key] = by_identity(fn, len(free), VAR_MEMO_MAX, self.ns, key)
+        return f"{key}({args})"
+
     # --- loop-invariant subexpressions of a binder ---------------------------------
     @contextlib.contextmanager
     def binder(self, cx):
