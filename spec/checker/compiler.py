@@ -180,7 +180,8 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
 
         The body is compiled with applications `v[k]` of state variables to literal
         keys hoisted into locals, guarded by one test that each such v is a long
-        enough tuple; when the test fails a plain version of the unit runs instead.
+        enough tuple (or dict); when the test fails a plain version of the unit runs
+        instead, compiled on its first call (most runs never make one).
         """
         self.hoists.append({})
         try:
@@ -188,22 +189,30 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
                 lines = self.memo_body(compile_body, params)
         finally:
             found = self.hoists.pop()
-        prologue = []
-        if found:
-            self.hoists.append(None)
-            try:
-                with self.frame_barrier():
-                    slow_lines = self.memo_body(compile_body, params)
-            finally:
-                self.hoists.pop()
         if callable(params):  # known once the body is compiled (ex_enabled)
             params = params()
+        prologue = []
         if found:
             slow = fname + "_plain"
-            self.build("\n".join([f"def {slow}({params}):"] + indent(head + slow_lines)), slow)
+            self.ns[slow] = self.plain_unit(slow, params, compile_body, head)
             prologue = hoist_prologue(found, f"return {slow}({params})")
         src = "\n".join([f"def {fname}({params}):"] + indent(head + prologue + lines))
         return self.build(src, fname)
+
+    def plain_unit(self, slow, params, compile_body, head):
+        """A stand-in for the unit without hoisting: compiles it on its first call, then
+        puts it in its own place and calls it."""
+        def compile_then_call(*args):
+            self.hoists.append(None)
+            try:
+                with self.frame_barrier():
+                    lines = self.memo_body(compile_body, params)
+            finally:
+                self.hoists.pop()
+            fn = self.build("\n".join([f"def {slow}({params}):"] + indent(head + lines)), slow)
+            self.ns[slow] = fn
+            return fn(*args)
+        return compile_then_call
 
     def at_put_code(self, f, key, value):
         """[f EXCEPT ![key] = value]; a hoisted state variable read at key needs no length

@@ -461,6 +461,30 @@ def test_parts_of_a_function_on_zero_based_numbers_are_read_from_its_dict(tmp_pa
     assert (r.result, r.violated, r.distinct_states) == ("invariant", "Inv", 2)
 
 
+def test_a_unit_whose_parts_are_missing_runs_its_plain_version_made_when_first_needed(
+        tmp_path):
+    # x[1] and x[2] are hoisted; in <<>> and <<0>> they are missing, so Next and Inv run
+    # their plain versions there, compiled on that first call (eight states worked out
+    # by hand); from <<0, 1>> on every state has both parts: no plain version is made
+    from spec.checker import load
+    from spec.checker.bfs import Explorer
+    body = ("VARIABLE x\nInit == x = INIT\n"
+            "Next == \\/ Len(x) < 3 /\\ x' = Append(x, Len(x))\n"
+            "        \\/ Len(x) >= 2 /\\ x[2] = 1 /\\ x[1] < 2\n"
+            "           /\\ x' = [x EXCEPT ![1] = x[1] + 1]\n"
+            "Inv == Len(x) < 2 \\/ x[2] = 1\n")
+    cfg = "INIT Init\nNEXT Next\nINVARIANT Inv\nCHECK_DEADLOCK FALSE\n"
+    for init, states, plain in (("<<>>", 8, True), ("<<0, 1>>", 6, False)):
+        spec = write_spec(tmp_path, body.replace("INIT", init), cfg)
+        r = check(*spec)
+        assert (r.result, r.distinct_states) == ("ok", states), (init, r.error)
+        model = load(*spec)
+        explorer = Explorer(model)
+        assert (explorer.run()[0], len(explorer.states)) == ("ok", states), init
+        made = [n for n in model.compiler.sources if n.endswith("_plain")]
+        assert bool(made) == plain, (init, made)
+
+
 @pytest.mark.parametrize("next_", ["\\E w \\in Words : x' = w", "x' \\in Words",
                                    "\\E w \\in Words, n \\in {1, 2} : x' = w"])
 @pytest.mark.parametrize("bad, found", [('"a"', 2), ('"c"', 4)])
