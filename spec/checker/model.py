@@ -280,7 +280,7 @@ class Model:
         self.init_fn = self.compile_init()
         next_node, next_env = self.next_node
         self.next_fn = c.action_function(next_node, next_env, "action")
-        self.next_labeled = c.action_function(next_node, next_env, "action", labels=True)
+        self.next_labeled = self.next_labeled_on_first_call
         self.invariants = []
         for name in cfg.invariants:
             self.definition(name, "INVARIANT")
@@ -303,6 +303,13 @@ class Model:
         for name in cfg.properties:
             self.definition(name, "PROPERTY")
         self.check_deadlock = cfg.check_deadlock
+
+    def next_labeled_on_first_call(self, s, emit):
+        """Next naming each step's action, compiled when first needed (a trace, the
+        API's graph): a run without a violation never needs it."""
+        self.next_labeled = self.compiler.action_function(*self.next_node, "action",
+                                                          labels=True)
+        return self.next_labeled(s, emit)
 
     def compile_init(self):
         """The initial predicate's conjuncts as one action in "init" mode; conjuncts from

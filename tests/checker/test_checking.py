@@ -483,6 +483,8 @@ def test_a_unit_whose_parts_are_missing_runs_its_plain_version_made_when_first_n
         assert (explorer.run()[0], len(explorer.states)) == ("ok", states), init
         made = [n for n in model.compiler.sources if n.endswith("_plain")]
         assert bool(made) == plain, (init, made)
+        # nor is Next with action labels compiled: no trace was asked for
+        assert model.next_labeled == model.next_labeled_on_first_call
 
 
 @pytest.mark.parametrize("next_", ["\\E w \\in Words : x' = w", "x' \\in Words",
