@@ -229,7 +229,7 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
     def apply_code(self, f, key):
         """f[key], with the common tuple case inlined (and hoisted for state variables)."""
         found = self.hoists[-1] if self.hoists else None
-        if found is not None and VAR_CODE.match(f) and key.isdigit() and 0 < int(key) < 64:
+        if found is not None and VAR_CODE.match(f) and key.isdigit() and int(key) < 64:
             slot = (int(f[2:]), int(key))
             return found.setdefault(slot, f"p_{slot[0]}_{slot[1]}")
         if found is not None and VAR_CODE.match(f) and FIELD_KEY.match(key):
@@ -681,20 +681,20 @@ def hoist_prologue(found, fallback):
     """The lines that hoist the parts `found` ({(i, key): name}) of state variables c_i
     into their names, each variable tested first (`fallback` when it lacks a part). A
     variable read at numbers 1..k is a tuple of length k or more, or a function held as
-    a dict with those numbers (a domain such as 0..N-1); one read at fields or constant
-    keys is a dict holding them."""
+    a dict with those numbers (a domain such as 0..N-1); one read at 0 (no tuple has that
+    part), at fields or at constant keys is a dict holding them."""
     numbers, keys = {}, {}
     for i, k in found:
         (numbers if k.__class__ is int else keys).setdefault(i, []).append(k)
-    either = {i for i in numbers if i not in keys}
-    tests = [f"c_{i}.__class__ is not tuple or len(c_{i}) < {max(ks)}"
-             for i, ks in sorted(numbers.items()) if i not in either]
-    tests += [f"c_{i}.__class__ is not _FnDict" + "".join(
-        f" or {k!r} not in c_{i}.d" for k in sorted(ks)) for i, ks in sorted(keys.items())]
+    for i in [i for i, ks in numbers.items() if i in keys or 0 in ks]:  # no tuple has
+        keys[i] = keys.get(i, []) + numbers.pop(i)  # a part 0, nor any field: a dict
+    either = set(numbers)
+    tests = [f"c_{i}.__class__ is not _FnDict" + "".join(
+        f" or {k!r} not in c_{i}.d" for k in sorted(ks, key=repr))
+        for i, ks in sorted(keys.items())]
     lines = [f"if {' or '.join(tests)}:", f"    {fallback}"] if tests else []
     by_name = sorted(found.items(), key=lambda e: e[1])
-    lines += [f"{name} = c_{i}[{k - 1}]" if k.__class__ is int else f"{name} = c_{i}.d[{k!r}]"
-              for (i, k), name in by_name if i not in either]
+    lines += [f"{name} = c_{i}.d[{k!r}]" for (i, k), name in by_name if i in keys]
     for i in sorted(either):
         mine = [(k, name) for (j, k), name in by_name if j == i]
         lines += [f"if c_{i}.__class__ is tuple and len(c_{i}) >= {max(numbers[i])}:"]

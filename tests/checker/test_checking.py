@@ -444,8 +444,8 @@ def test_an_action_property_is_tested_on_every_step(run_spec, step, prop, length
 
 
 def test_parts_of_a_function_on_zero_based_numbers_are_read_from_its_dict(tmp_path):
-    # x has domain 0..2, so it is held as a dict, not a tuple: the units read x[1] and
-    # x[2] through hoisted names all the same (compiler.hoist_prologue's second branch)
+    # x has domain 0..2, so it is held as a dict, not a tuple: the units read x[0], x[1]
+    # and x[2] through hoisted names all the same (compiler.hoist_prologue's dict tests)
     from spec.checker import load
     body = ("VARIABLE x\nInit == x = [i \\in 0..2 |-> i * 10]\n"
             "Next == x[1] = 10 /\\ x' = [x EXCEPT ![1] = x[2] + 1]\n"
@@ -457,6 +457,9 @@ def test_parts_of_a_function_on_zero_based_numbers_are_read_from_its_dict(tmp_pa
     model.invariant_all()
     assert any("elif c_0.__class__ is _FnDict and 1 in c_0.d and 2 in c_0.d:" in src
                for src in model.compiler.sources.values())
+    # Inv reads x[0] too: no tuple has that part, so x is read as a dict only
+    assert any("if c_0.__class__ is not _FnDict or 0 not in c_0.d or 1 not in c_0.d or 2 not"
+               " in c_0.d:" in src for src in model.compiler.sources.values())
     r = check(*write_spec(tmp_path, body.replace("{10, 21}", "{10, 20}"), cfg))
     assert (r.result, r.violated, r.distinct_states) == ("invariant", "Inv", 2)
 
