@@ -686,8 +686,9 @@ def hoist_prologue(found, fallback):
     numbers, keys = {}, {}
     for i, k in found:
         (numbers if k.__class__ is int else keys).setdefault(i, []).append(k)
-    for i in [i for i, ks in numbers.items() if i in keys or 0 in ks]:  # no tuple has
-        keys[i] = keys.get(i, []) + numbers.pop(i)  # a part 0, nor any field: a dict
+    # no tuple has a part 0, nor any field: such a variable is tested as a dict only
+    for i in [i for i, ks in numbers.items() if i in keys or 0 in ks]:
+        keys[i] = keys.get(i, []) + numbers.pop(i)
     either = set(numbers)
     tests = [f"c_{i}.__class__ is not _FnDict" + "".join(
         f" or {k!r} not in c_{i}.d" for k in sorted(ks, key=repr))

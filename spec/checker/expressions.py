@@ -236,7 +236,7 @@ class ExpressionCompiler:
             value = self.ns.get(code)
             if value.__class__ is not frozenset or len(value) > 8:
                 return None
-            items = [self.literal(v) for v in sorted(value, key=sort_key)]
+            items = [self.literal(v) for v in self.ns[self.in_tlc_order(code)]]
             for t in pending + [target]:
                 envs = [dict(e, **{t.operator: ConstB(item)}) for e in envs for item in items]
                 if len(envs) > limit:

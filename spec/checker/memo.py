@@ -36,6 +36,11 @@ state with the same `msgs` answers `{m \\in msgs : m.type = "2b"}` from one entr
 copies over c_<i> and over n_<i> share one memo: what a step computed for its next
 state is found again when that state is expanded. A memo that rarely hits (values that
 seldom repeat) gives way to the plain function (rt.by_identity).
+
+Inside a recursive operator, a subexpression that loops and reads some of the
+parameters but not all is remembered the same way, by the identities of their values
+(`param_memo`): `Sum(f, S)` with f made anew in each state answers `S \\ {x}` from the
+memo, so the next call's S is the memo's own object and is found again.
 """
 import contextlib
 import re
@@ -279,10 +284,19 @@ class LetMemo:
         if not free or not free <= self.const_bound or IMPURE_CALL.search(code) \
                 or free & bound_names(code):
             return code  # (local_scope's for-clauses are read greedily: checked again)
+        return self.identity_memo(code, free, "cm")
+
+    def identity_memo(self, code, free, tag, give_way=False):
+        """A call of code as a function of its free names, remembered by their values'
+        identities (rt.by_identity); with give_way, at most VAR_MEMO_MAX entries and
+        dropped for the plain function when it rarely hits."""
         args = ", ".join(sorted(free))
-        name = self.fresh("cmemo")
+        name = self.fresh(f"{tag}memo")
         fn = self.build(f"def {name}({args}):\n    return {code}\n", name)
-        return f"{self.inject(by_identity(fn, len(free)), 'cm')}({args})"
+        key = self.fresh(f"K{tag}")
+        self.ns[key] = by_identity(fn, len(free), VAR_MEMO_MAX, self.ns, key) if give_way \
+            else by_identity(fn, len(free))
+        return f"{key}({args})"
 
     # --- subexpressions of some parameters of a recursive operator ------------------
     def param_memo(self, code):
@@ -301,12 +315,7 @@ class LetMemo:
         free, _ = local_scope(code)
         if not free < params or not free or free & bound_names(code):
             return code
-        args = ", ".join(sorted(free))
-        name = self.fresh("pmemo")
-        fn = self.build(f"def {name}({args}):\n    return {code}\n", name)
-        key = self.fresh("Kpm")
-        self.ns[key] = by_identity(fn, len(free), VAR_MEMO_MAX, self.ns, key)
-        return f"{key}({args})"
+        return self.identity_memo(code, free, "pm", give_way=True)
 
     # --- loop-invariant subexpressions of a binder ---------------------------------
     @contextlib.contextmanager

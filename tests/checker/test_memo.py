@@ -178,9 +178,9 @@ def test_constant_recursive_operators_remember_results(tmp_path, capsys):
 
 def test_a_recursive_operator_remembers_what_some_of_its_parameters_give(tmp_path):
     """Sum(f, S) with f made anew in each state: CHOOSE and S \\ {x} read S alone and are
-    remembered by the identity of S (memo.param_memo), the LET's memo made in the memo's
-    function; every sum is checked against one worked out by hand, over constant sets
-    and sets of the state, up to the state where one is made wrong on purpose."""
+    remembered by the identity of S (memo.param_memo); every sum is checked against one
+    worked out by hand, over constant sets and sets of the state, up to the state where
+    one is made wrong on purpose."""
     body = """
     VARIABLE y
     RECURSIVE Sum(_, _)
