@@ -26,7 +26,7 @@ LOCAL_NAME = re.compile(r"\b(s|c_\d+|n_\d+|b_\w+|at_\d+|tup_\d+|self_\w+|key_\d+
 # times slower on braf's megabyte units). The lookbehind after the keyword is the `\b`
 # before it. In Python code neither's match can begin inside the other's, so together
 # they find what the alternation found.
-FOR_BINDER = re.compile(r"for(?<!\wfor) \(?([\w, ]+)\)? in\b")
+FOR_BINDER = re.compile(r"for(?<!\wfor) \(?([\w, ]+?)\)? in\b")
 LAMBDA_BINDER = re.compile(r"lambda(?<!\wlambda) ([\w, ]*):")
 
 

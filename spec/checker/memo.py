@@ -50,13 +50,6 @@ from .rt import VAR_MEMO_MAX, by_identity
 from .scope import DefB
 
 IMPURE_CALL = re.compile(r"_rt\.(tlc_print|random|fail|\w*json)|tlcget|_tlc_level")
-BINDS = re.compile(r"\bfor \(?([\w, ]+?)\)? in\b|\blambda ([\w, ]*):")
-
-
-def bound_names(code):
-    """Every name a for-clause or a lambda of code binds."""
-    return {n.strip() for m in BINDS.finditer(code) for g in m.groups() if g
-            for n in g.split(",")}
 PRIMED = re.compile(r"\bn_\d+\b")
 FRESH = re.compile(r"\b([A-Za-z]\w*?)_(\d+)\b")
 WORTH = re.compile(r"_rt\.|_ap\(|_isin\(|_eq\(| for |\brec_|lambda")
@@ -236,8 +229,6 @@ class LetMemo:
             return code
         reg = stack[-1]
         free, bound = local_scope(code)
-        if free & bound_names(code):
-            return code
         lists = free & reg.names  # a memo's use holds its code: its reads are in free
         reads = free - lists
         step = reg.next_fixed
@@ -281,9 +272,8 @@ class LetMemo:
                 or code.isidentifier() or not worth(code):
             return code
         free, _ = local_scope(code)  # remembered: cheaper than the search below
-        if not free or not free <= self.const_bound or IMPURE_CALL.search(code) \
-                or free & bound_names(code):
-            return code  # (local_scope's for-clauses are read greedily: checked again)
+        if not free or not free <= self.const_bound or IMPURE_CALL.search(code):
+            return code
         return self.identity_memo(code, free, "cm")
 
     def identity_memo(self, code, free, tag, give_way=False):
@@ -313,7 +303,7 @@ class LetMemo:
                 or IMPURE_CALL.search(code):
             return code
         free, _ = local_scope(code)
-        if not free < params or not free or free & bound_names(code):
+        if not free < params or not free:
             return code
         return self.identity_memo(code, free, "pm", give_way=True)
 

@@ -118,6 +118,25 @@ def test_expressions_of_state_values_are_remembered_across_states(tmp_path):
     assert run(tmp_path, body, cfg) == ("ok", None, 7)
 
 
+def test_a_quantifier_over_several_names_is_remembered_by_state_values(tmp_path):
+    """`\\A a, b \\in 1..12` (too many copies to unroll) compiles to one generator of two
+    for-clauses over a constant. Both names are bound in it (codegen.local_scope), so
+    the loop reads x alone and is remembered by x's value (memo.var_memo)."""
+    body = """
+    VARIABLES x, y
+    Init == x = {1} /\\ y = 0
+    Next == y < 4 /\\ y' = y + 1 /\\ x' = IF y % 2 = 0 THEN x \\cup {y + 2} ELSE x
+    Inv == \\A a, b \\in 1..12 : a \\in x /\\ b \\in x => a + b < 9
+    """
+    cfg = NO_DEADLOCK + "INVARIANT Inv\n"
+    assert run(tmp_path, body, cfg) == ("ok", None, 5)
+    model = load(*write_spec(tmp_path, body, cfg))
+    model.invariant_all()
+    assert any(re.match(r"def vmemo_\d+\(v_0\):", src) and src.count(" for b_") == 2
+               for src in model.compiler.sources.values()), "the loop was not remembered"
+    assert run(tmp_path, body.replace("< 9", "< 8"), cfg) == ("invariant", "Inv", 4)
+
+
 def test_a_memo_of_state_values_keeps_the_memos_it_reads(tmp_path):
     """DOMAIN q, met twice, has a memo of the invariant's; the loop around it becomes a
     memo of q's value whose function makes that list its own (memo.var_memo)."""
@@ -310,12 +329,13 @@ def test_a_memo_of_state_values_that_rarely_hits_is_dropped():
         assert len(calls) == 2 * rt.VAR_MEMO_MAX + 2
 
 
-OLD_BINDER = re.compile(r"\bfor \(?([\w, ]+)\)? in\b|\blambda ([\w, ]*):")
+OLD_BINDER = re.compile(r"\bfor \(?([\w, ]+?)\)? in\b|\blambda ([\w, ]*):")
 SCOPE_CODES = [
     "[b_x_1 for b_x_1 in c_0]", "all(b_y_2 for (b_y_2, b_z_3) in c_1.items())",
     "(lambda x_4, x_5: x_4 + x_5)([], [])", "xfor b_a_6 in c_0", "_lambda b_q_7: c_2",
     "(lambda : c_3)()", "{b_k_8: s for b_k_8 in n_1 if (lambda x_9: x_9)(b_k_8)}",
     "'for b_s_10 in' + c_4", "c_0 if c_0 else _ap(c_1, 'f') or _isin(b_w_11, c_2)",
+    "all(b_a_12 < b_b_13 for b_a_12 in Ko_5 for b_b_13 in c_0 for (b_c_14, b_d_15) in c_1)",
 ]
 
 
