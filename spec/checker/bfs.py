@@ -303,9 +303,6 @@ class Explorer:
                     if bad:
                         return ("invariant", bad, idx, t)
                     continue
-                if self.step_tests and t not in stepped:  # a step several actions take:
-                    stepped.add(t)                        # tested once
-                    self.test_step(idx, s, t)
                 n = len(states)
                 if key is None:
                     if got is None and not skip:
@@ -313,6 +310,8 @@ class Explorer:
                     if got is None:
                         t = share(t, s)
                         seen[t] = n
+                    elif self.step_tests:  # the stored copy: its values are the ones memos
+                        t = states[got]    # by identity (memo.var_memo) have met before
                 else:
                     if got is None and not skip:
                         got = known.get(t)
@@ -325,6 +324,9 @@ class Explorer:
                         if len(known) >= KNOWN_MAX:
                             known.clear()
                         known[t] = n if got is None else got
+                if self.step_tests and t not in stepped:  # a step several actions take:
+                    stepped.add(t)                        # tested once
+                    self.test_step(idx, s, t)
                 if keep:
                     out_edges.append(n if got is None else got)
                 if got is not None:

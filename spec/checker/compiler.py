@@ -152,10 +152,11 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
         self.sources[name] = src
         return self.ns[name]
 
-    def effect_free(self, fn):
+    def effect_free(self, fn, impure=None):
         """Does the compiled unit fn (and every unit it calls) read nothing but its
-        arguments: no TLCGet or level, no random choice, no printing or files? Its
-        result is then a function of the state alone."""
+        arguments: no TLCGet or level, no random choice, no printing or files (nor
+        anything else `impure` finds)? Its result is then a function of the state alone."""
+        impure = impure or IMPURE
         todo, done = [fn.__name__], set()
         while todo:
             name = todo.pop()
@@ -163,7 +164,7 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
                 continue
             done.add(name)
             src = self.sources.get(name)
-            if src is None or IMPURE.search(src):
+            if src is None or impure.search(src):
                 return False
             todo.extend(n for n in set(NAMES.findall(src)) if n in self.sources)
         return True

@@ -186,8 +186,9 @@ class PropertyChecker:
                          everywhere=True)
                 return
         if name_of(inner) == "SubscriptedAction" and inner.operator == "[":
-            fn = self.model.compiler.transition_function(
-                _box_action(inner), env, "property_action")
+            action = _box_action(inner)
+            fn = self.model.compiler.transition_function(action, env, "property_action")
+            fn = self.model.lifted_step_test(fn, action, env)
             self.add_fns("action", name, [fn], inner, env)
             return
         if is_op(inner, "<>") and name_of(strip(inner.arguments[0])) == "SubscriptedAction":

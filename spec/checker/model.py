@@ -6,13 +6,23 @@ or from SPECIFICATION, whose formula is split into an initial predicate,
 `[][Next]_vars` and WF_/SF_ fairness conjuncts (also under `\\A x \\in S`).
 Every cfg name is checked to exist; ASSUMEs are evaluated.
 """
+import operator
+import re
 import sys
 
 from tla import _ast as tla_ast
 
 from .bfs import PY_ERRORS
 from .cfg import parse_cfg
-from .compiler import BUILTIN_FUNCS, BUILTIN_HIGHER, BUILTIN_VALUES, Compiler, NeedsState, name_of
+from .compiler import (
+    BUILTIN_FUNCS,
+    BUILTIN_HIGHER,
+    BUILTIN_VALUES,
+    IMPURE,
+    Compiler,
+    NeedsState,
+    name_of,
+)
 from .errors import TLAError
 from .frontend import Loader, canonical_op, pos
 from .scope import ArgB, ConstB, DefB, InstB, LazyRefB, VarB, build_scope, flatten_modules
@@ -27,6 +37,10 @@ def ref_node(name):
         return tla_ast.SubexpressionReference(
             items=[tla_ast.OperatorApplication(operator=first, arguments=None)] + rest)
     return tla_ast.OperatorApplication(operator=name, arguments=None)
+
+
+# what keeps an instance's action from being tested on the lifted step (lifted_step_test)
+NOT_LIFTABLE = re.compile(IMPURE.pattern + r"|\benabled_\d")
 
 
 class Fairness:
@@ -368,6 +382,48 @@ class Model:
     def action_fn(self, node, env, labels=False):
         return self.compiler.action_function(node, env, "action", labels=labels)
 
+    def lifted_step_test(self, plain, node, env):
+        """plain, the step test of node (a `[A]_v` of env), or the same test through
+        lifted_step when env is the scope of an instance (`V == INSTANCE Voting`, a
+        refinement property V!Spec): node is then compiled a second time over a state
+        of the instance's own variables, and each step is lifted to their values (the
+        substituted expressions, or the same-named variables or definitions, evaluated
+        in s and t).
+        Under substitution semantics A on the step is A on the lifted step, except
+        where A reads ENABLED (it asks about the instance's variables there, not about
+        the spec's) or something other than the state (TLCGet, random choice,
+        printing): those keep plain."""
+        inst = env.get(" instance")
+        if inst is None or inst.scope is not env:  # (a LET's or a quantifier's scope: kept)
+            return plain
+        own_env = inst.own_state_scope()
+        hook = getattr(self.loader, "override_hook", None)
+        if hook is not None:
+            hook(own_env)
+        spec_vars = self.compiler.var_names
+        try:
+            lifts = [self.lift_fn(b) for _name, b in inst.variables]
+            self.compiler.var_names = [name for name, _b in inst.variables]
+            step = self.compiler.transition_function(node, own_env, "lifted_action")
+        except TLAError:  # (a substitution no state function, say)
+            return plain
+        finally:
+            self.compiler.var_names = spec_vars
+        if not all(self.compiler.effect_free(f, NOT_LIFTABLE) for f in lifts + [step]
+                   if not isinstance(f, operator.itemgetter)):
+            return plain
+        return lifted_step(plain, lifts, step)
+
+    def lift_fn(self, b):
+        """The value in a state of the binding b of an instance's variable."""
+        if isinstance(b, VarB):
+            return operator.itemgetter(b.index)
+        if isinstance(b, ArgB):
+            return self.compiler.state_function(b.node, b.env, "lift")
+        if isinstance(b, DefB) and not b.params and not b.recursive:
+            return self.compiler.state_function(b.node.definiens, b.env, "lift")
+        raise TLAError(f"no state function substitutes {type(b).__name__}")
+
     def sub_action_fns(self, node, env):
         """(enumerator, step test or None, step test) for an action under fairness: the
         test (s, t) -> bool comes second when the action does not assign every variable,
@@ -387,6 +443,47 @@ class Model:
                 compiled.append(self.compiler.transition_function(node, env, "fair_step"))
             return compiled[0](s, t)
         return fn, (test if partial else None), test
+
+
+def lifted_step(plain, lifts, step, window=4096):
+    """plain(s, t) answered by step(a, b), a and b the tuples of lifts applied to s and t,
+    remembered per pair of such tuples: a refinement property has far fewer abstract
+    steps than steps (most of Paxos's steps leave votes and maxBal as they were, or
+    change them as another step did). Equal tuples are made one object, so a pair is
+    keyed by identities. Where a lift or the step raises, plain answers instead: it
+    evaluates the substitutions lazily, as TLC does, and raises the error TLC reports.
+    When fewer than a quarter of a window's lookups hit, plain answers from then on."""
+    same, memo = {}, {}
+    lookups = hits = 0
+    gave_way = False
+
+    def lift(s):
+        a = tuple([f(s) for f in lifts])
+        return same.setdefault(a, a)
+
+    def test(s, t):
+        nonlocal lookups, hits, gave_way
+        if gave_way:
+            return plain(s, t)
+        try:
+            a, b = lift(s), lift(t)
+            key = (id(a), id(b))
+            got = memo.get(key)
+            if got is None:
+                got = memo[key] = step(a, b)
+            else:
+                hits += 1
+        except (TLAError,) + PY_ERRORS:
+            return plain(s, t)
+        lookups += 1
+        if lookups == window:
+            if hits < window // 4:
+                gave_way = True
+                same.clear()
+                memo.clear()
+            lookups = hits = 0
+        return got
+    return test
 
 
 def same_definition(a, b):

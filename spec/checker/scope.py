@@ -190,19 +190,44 @@ def instance_binding(loader, node, outer_env, path):
     if sub is None:
         return InstB(dict(outer_env))  # a standard module: its operators are builtins
     substitutions = {w.name: w.expression for w in (node.with_substitution or [])}
+    variables = []  # (name, binding in the instantiating scope) of each variable of X
 
     def bind_decl(name, kind, where, index):
         if name in substitutions and getattr(where[1], "arguments", None):
-            return operator_argument(substitutions[name], outer_env)
-        if name in substitutions:
-            return ArgB(substitutions[name], outer_env)
-        if name in outer_env:
-            return outer_env[name]
-        raise TLAError(f"INSTANCE {node.name}: no substitution for {kind} {name}",
-                       pos(node, path))
+            b = operator_argument(substitutions[name], outer_env)
+        elif name in substitutions:
+            b = ArgB(substitutions[name], outer_env)
+        elif name in outer_env:
+            b = outer_env[name]
+        else:
+            raise TLAError(f"INSTANCE {node.name}: no substitution for {kind} {name}",
+                           pos(node, path))
+        if kind == "variable":
+            variables.append((name, b))
+        return b
+
+    def own_state_scope():
+        """X's scope with X's variables as the variables of a state of X's own."""
+        return build_scope(loader, sub, lambda name, kind, where, index: VarB(index, name)
+                           if kind == "variable" else bind_decl(name, kind, where, index),
+                           base)
 
     base = outer_env if getattr(sub, "enclosing", None) is not None else None
-    return InstB(build_scope(loader, sub, bind_decl, base))
+    env = build_scope(loader, sub, bind_decl, base)
+    env[" instance"] = Instantiation(env, variables, own_state_scope)
+    return InstB(env)
+
+
+class Instantiation:
+    """What an instance's scope was made from (key " instance" of that scope, and of
+    the scopes copied from it): the scope itself, the instantiated module's variables
+    with the bindings that substitute them, and a function building its scope over a
+    state of its own (Model.lifted_step_test)."""
+
+    def __init__(self, scope, variables, own_state_scope):
+        self.scope = scope
+        self.variables = variables
+        self.own_state_scope = own_state_scope
 
 
 def operator_argument(expr, env):

@@ -207,6 +207,99 @@ def test_refinement_property_through_instance(tmp_path):
     assert (r.result, r.violated, r.trace_length) == ("property", "Bad!Spec", 3)
 
 
+LIFTED_ABS = """---- MODULE Abs ----
+EXTENDS Naturals
+VARIABLES y, z
+Init == y = 0
+Next == IF y = 0 THEN y' = 1 ELSE y' = 0 /\\ z > 0
+Spec == Init /\\ [][Next]_<<y, z>>
+Busy == y' = 1 - y /\\ ENABLED (y' = y)
+Fussy == Init /\\ [][Busy]_<<y, z>>
+====
+"""
+
+
+def lifted_tests(spec, cfg):
+    """How many of the action properties are tested on lifted steps."""
+    from spec.checker import load
+    from spec.checker.liveness import PropertyChecker
+    props = PropertyChecker(load(spec, cfg))
+    return sum(o.preds[0].__qualname__.startswith("lifted_step.")
+               for o in props.obligations if o.kind == "action")
+
+
+def test_a_refinement_property_is_tested_on_the_lifted_step(tmp_path):
+    """Abs!Next reads Abs's variables only: each step is lifted to the values of y and
+    z and tested once per pair of such values (model.lifted_step_test). z's
+    substitution divides by x, so it fails in the state x = 0, where Next never reads
+    it: the lifted test gives way there to the plain one, which, as TLC, evaluates
+    substitutions only where they are read. Through ENABLED nothing is lifted."""
+    (tmp_path / "Abs.tla").write_text(LIFTED_ABS)
+    body = """
+    VARIABLE x
+    Init == x = 0
+    Next == x' = (x + 1) % 4
+    Good == INSTANCE Abs WITH y <- x % 2, z <- 12 \\div x
+    Bad == INSTANCE Abs WITH y <- x, z <- 12 \\div x
+    Plain == INSTANCE Abs WITH y <- x, z <- 1
+    Spec == Init /\\ [][Next]_x
+    """
+    spec, cfg = write_spec(tmp_path, body, "SPECIFICATION Spec\nPROPERTY Good!Spec\n")
+    r = check(spec, cfg)
+    assert (r.result, r.distinct_states) == ("ok", 4), r.error
+    assert lifted_tests(spec, cfg) == 1
+    (tmp_path / "M.cfg").write_text("SPECIFICATION Spec\nPROPERTY Bad!Spec\n")
+    r = check(spec, cfg)
+    assert (r.result, r.violated, r.trace_length) == ("property", "Bad!Spec", 3), r.error
+    (tmp_path / "M.cfg").write_text("SPECIFICATION Spec\nPROPERTY Plain!Fussy\n")
+    assert lifted_tests(spec, cfg) == 0
+    assert check(spec, cfg).result == "property"
+
+
+def test_a_lifted_step_test_remembers_pairs_and_gives_way_when_few_repeat():
+    from spec.checker.model import lifted_step
+    plain_calls, step_calls = [], []
+
+    def plain(s, t):
+        plain_calls.append((s, t))
+        return True
+
+    def step(a, b):
+        step_calls.append((a, b))
+        return True
+    test = lifted_step(plain, [lambda s: s[0]], step, window=8)
+    for _ in range(3):
+        for i in range(8):
+            assert test((i % 2,), ((i + 1) % 2,)) is True
+    assert (len(step_calls), plain_calls) == (2, [])  # two pairs: remembered
+    test = lifted_step(plain, [lambda s: s[0]], step, window=8)
+    for i in range(8 + 5):
+        assert test((i,), (i + 1,)) is True
+    assert len(step_calls) == 2 + 8 and len(plain_calls) == 5  # every pair new: given way
+    test = lifted_step(plain, [lambda s: s[0]], lambda a, b: a < b)
+    assert [test((1,), (t,)) for t in (2, 0, 2, 0)] == [True, False, True, False]
+
+
+def test_a_step_is_tested_on_the_stored_copy_of_its_successor(tmp_path):
+    """A step test sees the successor as stored, its values the explorer's own
+    objects, so memos by identity (memo.var_memo) meet them again."""
+    from spec.checker import load
+    from spec.checker.bfs import Explorer
+    body = """
+    VARIABLES x, y
+    Init == x = {} /\\ y = 0
+    Next == \\/ y < 3 /\\ y' = y + 1 /\\ x' = x \\cup {y % 2}
+            \\/ y < 3 /\\ y' = y + 1 /\\ x' = x
+    """
+    model = load(*write_spec(tmp_path, body, "INIT Init\nNEXT Next\nCHECK_DEADLOCK FALSE\n"))
+    met = []
+    explorer = Explorer(model, step_tests=[lambda s, t: met.append(t) or True])
+    explorer.run()
+    stored = {id(t) for t in explorer.states}
+    assert len(met) > len(explorer.states) - 1  # some successors met twice
+    assert all(id(t) in stored for t in met)
+
+
 def test_constant_substitution_and_assume(run_spec):
     body = """
     CONSTANT N
