@@ -176,15 +176,15 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
         names = ", ".join(f"c_{i}" for i in range(n))
         return [f"{names}{',' if n == 1 else ''} = s"]
 
-    def unit(self, fname, params, compile_body, head):
+    def unit(self, fname, params, compile_body, head, hoist=True):
         """Build `def fname(params)`: head lines, then the compiled body.
 
         The body is compiled with applications `v[k]` of state variables to literal
-        keys hoisted into locals, guarded by one test that each such v is a long
-        enough tuple (or dict); when the test fails a plain version of the unit runs
-        instead, compiled on its first call (most runs never make one).
+        keys hoisted into locals (unless not hoist), guarded by one test that each
+        such v is a long enough tuple (or dict); when the test fails a plain version
+        of the unit runs instead, compiled on its first call (most runs never make one).
         """
-        self.hoists.append({})
+        self.hoists.append({} if hoist else None)
         try:
             with self.frame_barrier():
                 lines = self.memo_body(compile_body, params)
@@ -248,11 +248,16 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
         return apply_code(f, key)
 
     # --- units ------------------------------------------------------------
-    def state_function(self, node, env, what="expression"):
-        """def f(s): return <node>  (a state predicate or state function)."""
+    def state_function(self, node, env, what="expression", remembered=False):
+        """def f(s): return <node>  (a state predicate or state function); remembered:
+        by the identities of the values of the variables it reads (memo.var_memo)."""
         fname = self.fresh("state_" + what)
-        return self.unit(fname, "s", lambda: [f"return {self.ex(node, env, Cx('state'))}"],
-                         self.unpack())
+
+        def body():
+            code = self.ex(node, env, Cx("state"))
+            return [f"return {self.var_memo(code, Cx('state'), True) if remembered else code}"]
+        # remembered by the variables themselves: no part of one hoisted
+        return self.unit(fname, "s", body, self.unpack(), hoist=not remembered)
 
     def transition_function(self, node, env, what="action_constraint"):
         """def f(s, t): return <node>  with primed variables taken from t."""

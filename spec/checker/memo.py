@@ -216,16 +216,17 @@ class LetMemo:
         self.memo_units.append(None)
 
     # --- subexpressions of one state's variables only ----------------------------------
-    def var_memo(self, code, cx):
+    def var_memo(self, code, cx, always=False):
         """code through a memo keyed by the identities of the values of the variables (or
         hoisted parts of them) it reads, when it reads nothing else and loops (see the
         module's doc). The unit's memos of such expressions that code uses become lists
         of the memo's own function. Copies of one expression over the current and the
         next state (c_<i>, n_<i>) share one memo. Outside a step, an expression of every
-        variable is left alone: each state is met once."""
+        variable is left alone: each state is met once. always: whether it loops or
+        not, and whatever it reads (a state met several times: Model.lift_fn)."""
         stack = getattr(self, "memo_units", None)
         if not stack or stack[-1] is None or cx.mode not in ("state", "action") \
-                or not VAR_WORTH.search(code) or IMPURE_CALL.search(code):
+                or not (always or VAR_WORTH.search(code)) or IMPURE_CALL.search(code):
             return code
         reg = stack[-1]
         free, bound = local_scope(code)
@@ -234,8 +235,8 @@ class LetMemo:
         step = reg.next_fixed
         if not reads or not (all(STATE_NAME.match(n) for n in reads) or (
                 step and all(NEXT_NAME.match(n) for n in reads))) \
-                or (not step and len({VAR_INDEX.match(n).group(1) for n in reads})
-                    == len(self.var_names)):
+                or (not step and not always
+                    and len({VAR_INDEX.match(n).group(1) for n in reads}) == len(self.var_names)):
             return code
         args = sorted(reads)
         shape = as_vars(unit_shape(code, bound))

@@ -415,13 +415,16 @@ class Model:
         return lifted_step(plain, lifts, step)
 
     def lift_fn(self, b):
-        """The value in a state of the binding b of an instance's variable."""
+        """The value in a state of the binding b of an instance's variable, remembered by
+        the values it reads: a state is lifted once per step from it and once per step
+        to it."""
         if isinstance(b, VarB):
             return operator.itemgetter(b.index)
         if isinstance(b, ArgB):
-            return self.compiler.state_function(b.node, b.env, "lift")
+            return self.compiler.state_function(b.node, b.env, "lift", remembered=True)
         if isinstance(b, DefB) and not b.params and not b.recursive:
-            return self.compiler.state_function(b.node.definiens, b.env, "lift")
+            return self.compiler.state_function(b.node.definiens, b.env, "lift",
+                                                remembered=True)
         raise TLAError(f"no state function substitutes {type(b).__name__}")
 
     def sub_action_fns(self, node, env):

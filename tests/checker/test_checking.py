@@ -1,5 +1,6 @@
 """Model-checking behaviour and error paths on small inline specs."""
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -219,13 +220,20 @@ Fussy == Init /\\ [][Busy]_<<y, z>>
 """
 
 
+RETURN_KVM = "return Kvm_#({})"
+
+
 def lifted_tests(spec, cfg):
-    """How many of the action properties are tested on lifted steps."""
+    """How many of the action properties are tested on lifted steps, and the code that
+    lifts a state to the value of each substituted variable."""
     from spec.checker import load
     from spec.checker.liveness import PropertyChecker
-    props = PropertyChecker(load(spec, cfg))
+    model = load(spec, cfg)
+    props = PropertyChecker(model)
+    lifts = [re.sub(r"Kvm_\d+", "Kvm_#", src.split("\n")[-1].strip())
+             for name, src in model.compiler.sources.items() if name.startswith("state_lift")]
     return sum(o.preds[0].__qualname__.startswith("lifted_step.")
-               for o in props.obligations if o.kind == "action")
+               for o in props.obligations if o.kind == "action"), lifts
 
 
 def test_a_refinement_property_is_tested_on_the_lifted_step(tmp_path):
@@ -233,26 +241,29 @@ def test_a_refinement_property_is_tested_on_the_lifted_step(tmp_path):
     z and tested once per pair of such values (model.lifted_step_test). z's
     substitution divides by x, so it fails in the state x = 0, where Next never reads
     it: the lifted test gives way there to the plain one, which, as TLC, evaluates
-    substitutions only where they are read. Through ENABLED nothing is lifted."""
+    substitutions only where they are read. A lift is remembered by the values of the
+    variables it reads (w whole, not its part w[1]). Through ENABLED nothing is lifted."""
     (tmp_path / "Abs.tla").write_text(LIFTED_ABS)
     body = """
-    VARIABLE x
-    Init == x = 0
-    Next == x' = (x + 1) % 4
-    Good == INSTANCE Abs WITH y <- x % 2, z <- 12 \\div x
-    Bad == INSTANCE Abs WITH y <- x, z <- 12 \\div x
+    VARIABLES x, w
+    Init == x = 0 /\\ w = <<12>>
+    Next == x' = (x + 1) % 4 /\\ w' = w
+    Good == INSTANCE Abs WITH y <- x % 2, z <- w[1] \\div x
+    Bad == INSTANCE Abs WITH y <- x, z <- w[1] \\div x
     Plain == INSTANCE Abs WITH y <- x, z <- 1
-    Spec == Init /\\ [][Next]_x
+    Spec == Init /\\ [][Next]_<<x, w>>
     """
     spec, cfg = write_spec(tmp_path, body, "SPECIFICATION Spec\nPROPERTY Good!Spec\n")
     r = check(spec, cfg)
     assert (r.result, r.distinct_states) == ("ok", 4), r.error
-    assert lifted_tests(spec, cfg) == 1
+    lifted, lifts = lifted_tests(spec, cfg)
+    assert lifted == 1  # each lift remembered by the values of the variables it reads
+    assert lifts == [RETURN_KVM.format("c_0"), RETURN_KVM.format("c_0, c_1")], lifts
     (tmp_path / "M.cfg").write_text("SPECIFICATION Spec\nPROPERTY Bad!Spec\n")
     r = check(spec, cfg)
     assert (r.result, r.violated, r.trace_length) == ("property", "Bad!Spec", 3), r.error
     (tmp_path / "M.cfg").write_text("SPECIFICATION Spec\nPROPERTY Plain!Fussy\n")
-    assert lifted_tests(spec, cfg) == 0
+    assert lifted_tests(spec, cfg)[0] == 0
     assert check(spec, cfg).result == "property"
 
 
