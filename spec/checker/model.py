@@ -394,8 +394,9 @@ class Model:
         the spec's) or something other than the state (TLCGet, random choice,
         printing): those keep plain."""
         inst = env.get(" instance")
-        if inst is None or inst.scope is not env:  # (a LET's or a quantifier's scope: kept)
-            return plain
+        if inst is None or inst.scope is not env \
+                or not all(self.is_constant(b) for _name, b in inst.constants):
+            return plain  # (a LET's or a quantifier's scope; a constant read off a state)
         own_env = inst.own_state_scope()
         hook = getattr(self.loader, "override_hook", None)
         if hook is not None:
@@ -413,6 +414,24 @@ class Model:
                    if not isinstance(f, operator.itemgetter)):
             return plain
         return lifted_step(plain, lifts, step)
+
+    def is_constant(self, b):
+        """Is the binding b of an instance's constant a constant value? (TLC refuses a
+        state-level substitution for a constant; this checker does not, and a lifted
+        state would not hold the values it reads.)"""
+        if isinstance(b, ConstB):
+            return True
+        if isinstance(b, ArgB):
+            node, env = b.node, b.env
+        elif isinstance(b, DefB) and not b.params:
+            node, env = b.node.definiens, b.env
+        else:  # an operator constant
+            return False
+        try:
+            self.compiler.constant_value(node, env)
+        except (NeedsState, TLAError) + PY_ERRORS:
+            return False
+        return True
 
     def lift_fn(self, b):
         """The value in a state of the binding b of an instance's variable, remembered by
@@ -455,7 +474,9 @@ def lifted_step(plain, lifts, step, window=4096):
     change them as another step did). Equal tuples are made one object, so a pair is
     keyed by identities. Where a lift or the step raises, plain answers instead: it
     evaluates the substitutions lazily, as TLC does, and raises the error TLC reports.
-    When fewer than a quarter of a window's lookups hit, plain answers from then on."""
+    When fewer than a quarter of a window's lookups hit, plain answers from then on.
+    The explorer's known limit holds here too: lifted states that differ only by TRUE
+    against 1 (FALSE against 0) in one place are one to Python (spec/README.md)."""
     same, memo = {}, {}
     lookups = hits = 0
     gave_way = False

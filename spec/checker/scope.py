@@ -190,7 +190,7 @@ def instance_binding(loader, node, outer_env, path):
     if sub is None:
         return InstB(dict(outer_env))  # a standard module: its operators are builtins
     substitutions = {w.name: w.expression for w in (node.with_substitution or [])}
-    variables = []  # (name, binding in the instantiating scope) of each variable of X
+    variables, constants = [], []  # (name, binding in the instantiating scope) of X's
 
     def bind_decl(name, kind, where, index):
         if name in substitutions and getattr(where[1], "arguments", None):
@@ -202,8 +202,7 @@ def instance_binding(loader, node, outer_env, path):
         else:
             raise TLAError(f"INSTANCE {node.name}: no substitution for {kind} {name}",
                            pos(node, path))
-        if kind == "variable":
-            variables.append((name, b))
+        (variables if kind == "variable" else constants).append((name, b))
         return b
 
     def own_state_scope():
@@ -214,19 +213,21 @@ def instance_binding(loader, node, outer_env, path):
 
     base = outer_env if getattr(sub, "enclosing", None) is not None else None
     env = build_scope(loader, sub, bind_decl, base)
-    env[" instance"] = Instantiation(env, variables, own_state_scope)
+    if base is None:  # (a nested module also sees the variables of the one around it)
+        env[" instance"] = Instantiation(env, variables, constants, own_state_scope)
     return InstB(env)
 
 
 class Instantiation:
     """What an instance's scope was made from (key " instance" of that scope, and of
     the scopes copied from it): the scope itself, the instantiated module's variables
-    with the bindings that substitute them, and a function building its scope over a
-    state of its own (Model.lifted_step_test)."""
+    and constants with the bindings that substitute them, and a function building its
+    scope over a state of its own (Model.lifted_step_test)."""
 
-    def __init__(self, scope, variables, own_state_scope):
+    def __init__(self, scope, variables, constants, own_state_scope):
         self.scope = scope
         self.variables = variables
+        self.constants = constants
         self.own_state_scope = own_state_scope
 
 

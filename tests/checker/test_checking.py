@@ -267,6 +267,36 @@ def test_a_refinement_property_is_tested_on_the_lifted_step(tmp_path):
     assert check(spec, cfg).result == "property"
 
 
+def test_no_step_is_lifted_where_the_instance_reads_more_than_its_own_state(tmp_path):
+    """A nested module sees the variables of the module around it (w here), and a
+    constant substituted by a state expression (N <- x, which TLC refuses) reads the
+    state: a lifted state holds neither, so those properties keep the plain test. Lifted,
+    the first read w where z lies and reported a violation of a property that holds."""
+    body = """
+    VARIABLES x, w
+    ---- MODULE Inner ----
+    VARIABLES y, z
+    INext == y' = (y + 1) % 2 /\\ z' = z /\\ w = 7
+    ISpec == y = 0 /\\ [][INext]_<<y, z>>
+    ====
+    I == INSTANCE Inner WITH y <- x % 2, z <- 0
+    O == INSTANCE Outer WITH y <- x % 2, N <- 1 + (x - x)
+    Init == x = 0 /\\ w = 7
+    Next == x' = (x + 1) % 4 /\\ UNCHANGED w
+    Spec == Init /\\ [][Next]_<<x, w>>
+    """
+    (tmp_path / "Outer.tla").write_text(
+        "---- MODULE Outer ----\nEXTENDS Naturals\nCONSTANT N\nVARIABLE y\n"
+        "ONext == y' = (y + N) % 2\nOSpec == y = 0 /\\ [][ONext]_y\n====\n")
+    spec, cfg = write_spec(tmp_path, body, "SPECIFICATION Spec\nPROPERTY I!ISpec\n")
+    assert lifted_tests(spec, cfg)[0] == 0
+    r = check(spec, cfg)
+    assert (r.result, r.distinct_states) == ("ok", 4), r.error
+    (tmp_path / "M.cfg").write_text("SPECIFICATION Spec\nPROPERTY O!OSpec\n")
+    assert lifted_tests(spec, cfg)[0] == 0
+    assert check(spec, cfg).result == "ok"
+
+
 def test_a_lifted_step_test_remembers_pairs_and_gives_way_when_few_repeat():
     from spec.checker.model import lifted_step
     plain_calls, step_calls = [], []
