@@ -474,7 +474,8 @@ def lifted_step(plain, lifts, step, window=4096):
     change them as another step did). Equal tuples are made one object, so a pair is
     keyed by identities. Where a lift or the step raises, plain answers instead: it
     evaluates the substitutions lazily, as TLC does, and raises the error TLC reports.
-    When fewer than a quarter of a window's lookups hit, plain answers from then on.
+    When fewer than a quarter of a window's lookups hit (a lift that raises is a miss),
+    plain answers from then on.
     The explorer's known limit holds here too: lifted states that differ only by TRUE
     against 1 (FALSE against 0) in one place are one to Python (spec/README.md)."""
     same, memo = {}, {}
@@ -489,6 +490,13 @@ def lifted_step(plain, lifts, step, window=4096):
         nonlocal lookups, hits, gave_way
         if gave_way:
             return plain(s, t)
+        lookups += 1
+        if lookups == window:
+            if hits < window // 4:
+                gave_way = True
+                same.clear()
+                memo.clear()
+            lookups = hits = 0
         try:
             a, b = lift(s), lift(t)
             key = (id(a), id(b))
@@ -499,13 +507,6 @@ def lifted_step(plain, lifts, step, window=4096):
                 hits += 1
         except (TLAError,) + PY_ERRORS:
             return plain(s, t)
-        lookups += 1
-        if lookups == window:
-            if hits < window // 4:
-                gave_way = True
-                same.clear()
-                memo.clear()
-            lookups = hits = 0
         return got
     return test
 

@@ -319,6 +319,12 @@ def test_a_lifted_step_test_remembers_pairs_and_gives_way_when_few_repeat():
     assert len(step_calls) == 2 + 8 and len(plain_calls) == 5  # every pair new: given way
     test = lifted_step(plain, [lambda s: s[0]], lambda a, b: a < b)
     assert [test((1,), (t,)) for t in (2, 0, 2, 0)] == [True, False, True, False]
+    lifted = []
+    test = lifted_step(plain, [lambda s: lifted.append(s) or 1 // 0], step, window=8)
+    del plain_calls[:]
+    for i in range(8 + 5):
+        assert test((i,), (i,)) is True
+    assert len(plain_calls) == 13 and len(lifted) == 8  # a lift that raises is a miss
 
 
 def test_a_step_is_tested_on_the_stored_copy_of_its_successor(tmp_path):
