@@ -25,7 +25,8 @@ LOCAL_NAME = re.compile(r"\b(s|c_\d+|n_\d+|b_\w+|at_\d+|tup_\d+|self_\w+|key_\d+
 # occurrence (one pattern of both, led by `\b`, tried every position of the code: ~18
 # times slower on braf's megabyte units). The lookbehind after the keyword is the `\b`
 # before it. In Python code neither's match can begin inside the other's, so together
-# they find what the alternation found.
+# they find what the alternation found. The names are read lazily (`+?`): in
+# `for a in K for b in L` each clause is a binder of its own.
 FOR_BINDER = re.compile(r"for(?<!\wfor) \(?([\w, ]+?)\)? in\b")
 LAMBDA_BINDER = re.compile(r"lambda(?<!\wlambda) ([\w, ]*):")
 
