@@ -254,8 +254,9 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
         fname = self.fresh("state_" + what)
 
         def body():
-            code = self.ex(node, env, Cx("state"))
-            return [f"return {self.var_memo(code, Cx('state'), True) if remembered else code}"]
+            cx = Cx("state")
+            code = self.ex(node, env, cx)
+            return [f"return {self.var_memo(code, cx, True) if remembered else code}"]
         # remembered by the variables themselves: no part of one hoisted
         return self.unit(fname, "s", body, self.unpack(), hoist=not remembered)
 

@@ -398,9 +398,6 @@ class Model:
                 or not all(self.is_constant(b) for _name, b in inst.constants):
             return plain  # (a LET's or a quantifier's scope; a constant read off a state)
         own_env = inst.own_state_scope()
-        hook = getattr(self.loader, "override_hook", None)
-        if hook is not None:
-            hook(own_env)
         spec_vars = self.compiler.var_names
         try:
             lifts = [self.lift_fn(b) for _name, b in inst.variables]
@@ -421,14 +418,11 @@ class Model:
         state would not hold the values it reads.)"""
         if isinstance(b, ConstB):
             return True
-        if isinstance(b, ArgB):
-            node, env = b.node, b.env
-        elif isinstance(b, DefB) and not b.params:
-            node, env = b.node.definiens, b.env
-        else:  # an operator constant
+        found = substituted_expression(b)
+        if found is None:  # an operator constant
             return False
         try:
-            self.compiler.constant_value(node, env)
+            self.compiler.constant_value(*found)
         except (NeedsState, TLAError) + PY_ERRORS:
             return False
         return True
@@ -439,12 +433,10 @@ class Model:
         to it."""
         if isinstance(b, VarB):
             return operator.itemgetter(b.index)
-        if isinstance(b, ArgB):
-            return self.compiler.state_function(b.node, b.env, "lift", remembered=True)
-        if isinstance(b, DefB) and not b.params and not b.recursive:
-            return self.compiler.state_function(b.node.definiens, b.env, "lift",
-                                                remembered=True)
-        raise TLAError(f"no state function substitutes {type(b).__name__}")
+        found = None if isinstance(b, DefB) and b.recursive else substituted_expression(b)
+        if found is None:
+            raise TLAError(f"no state function substitutes {type(b).__name__}")
+        return self.compiler.state_function(*found, "lift", remembered=True)
 
     def sub_action_fns(self, node, env):
         """(enumerator, step test or None, step test) for an action under fairness: the
@@ -465,6 +457,16 @@ class Model:
                 compiled.append(self.compiler.transition_function(node, env, "fair_step"))
             return compiled[0](s, t)
         return fn, (test if partial else None), test
+
+
+def substituted_expression(b):
+    """(node, env) of the expression a binding of an instance's declaration stands for: a
+    substitution `x <- e`, or a same-named definition without parameters; else None."""
+    if isinstance(b, ArgB):
+        return b.node, b.env
+    if isinstance(b, DefB) and not b.params:
+        return b.node.definiens, b.env
+    return None
 
 
 def lifted_step(plain, lifts, step, window=4096):

@@ -192,24 +192,30 @@ def instance_binding(loader, node, outer_env, path):
     substitutions = {w.name: w.expression for w in (node.with_substitution or [])}
     variables, constants = [], []  # (name, binding in the instantiating scope) of X's
 
-    def bind_decl(name, kind, where, index):
+    def binding(name, kind, where):
         if name in substitutions and getattr(where[1], "arguments", None):
-            b = operator_argument(substitutions[name], outer_env)
-        elif name in substitutions:
-            b = ArgB(substitutions[name], outer_env)
-        elif name in outer_env:
-            b = outer_env[name]
-        else:
-            raise TLAError(f"INSTANCE {node.name}: no substitution for {kind} {name}",
-                           pos(node, path))
+            return operator_argument(substitutions[name], outer_env)
+        if name in substitutions:
+            return ArgB(substitutions[name], outer_env)
+        if name in outer_env:
+            return outer_env[name]
+        raise TLAError(f"INSTANCE {node.name}: no substitution for {kind} {name}",
+                       pos(node, path))
+
+    def bind_decl(name, kind, where, index):
+        b = binding(name, kind, where)
         (variables if kind == "variable" else constants).append((name, b))
         return b
 
     def own_state_scope():
-        """X's scope with X's variables as the variables of a state of X's own."""
-        return build_scope(loader, sub, lambda name, kind, where, index: VarB(index, name)
-                           if kind == "variable" else bind_decl(name, kind, where, index),
-                           base)
+        """X's scope with X's variables as the variables of a state of X's own (the
+        cfg's overrides applied, as to any instance's scope)."""
+        env = build_scope(loader, sub, lambda name, kind, where, index: VarB(index, name)
+                          if kind == "variable" else binding(name, kind, where), base)
+        hook = getattr(loader, "override_hook", None)
+        if hook is not None:
+            hook(env)
+        return env
 
     base = outer_env if getattr(sub, "enclosing", None) is not None else None
     env = build_scope(loader, sub, bind_decl, base)
