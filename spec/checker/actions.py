@@ -265,14 +265,24 @@ class ActionCompiler:
         return None
 
     def through_args(self, node, env):
-        """Follow operator parameters (passed by name) to the expression they stand for."""
+        """Follow operator parameters (passed by name) and definitions without parameters
+        (`LET zz == xx`) to the expression they stand for, as TLC does to find the
+        variable of `zz \\in S`."""
         while name_of(node) == "Parentheses":
             node = node.expression
-        while name_of(node) == "OperatorApplication" and not node.arguments:
-            b = env.get(node.operator)
-            if not isinstance(b, ArgB):
+        for _ in range(1000):  # a definition that names itself is reported elsewhere
+            if name_of(node) != "OperatorApplication" or node.arguments:
                 break
-            node, env = b.node, b.env
+            b = env.get(node.operator)
+            if isinstance(b, LazyRefB):
+                b = self.lookup(b.name, b.env, node)
+            if isinstance(b, ArgB):
+                node, env = b.node, b.env
+            elif isinstance(b, DefB) and not b.params and not b.node.function \
+                    and not getattr(b, "recursive", False):
+                node, env = b.node.definiens, b.env
+            else:
+                break
             while name_of(node) == "Parentheses":
                 node = node.expression
         return node, env

@@ -239,4 +239,17 @@ def parse_cfg(path):
             text = fh.read()
     except OSError as exc:
         raise TLAError(f"cannot read {path}: {exc.strerror}") from None
+    if str(path).endswith(".tla"):
+        text = embedded_config(text, path)
     return CfgParser(text, path).parse()
+
+
+def embedded_config(text, path):
+    """The configuration inside a module file, read as TLC reads it when -config names a
+    .tla: the lines after `---- CONFIG Name ----`, Name being the file's name without
+    .tla, up to a line that starts with `====` (none such: an empty configuration). The
+    text around them is blanked, so that positions stay those of the file."""
+    stem = re.escape(re.split(r"[\\/]", str(path))[-1][:-len(".tla")])
+    m = re.search(rf"^-{{4,}}[ \t]*CONFIG[ \t]+{stem}[ \t]*-{{4,}}[ \t]*$(.*?)(?=^====|\Z)",
+                  text, re.M | re.S)
+    return "" if m is None else re.sub(r"[^\n]", " ", text[:m.start(1)]) + m.group(1)

@@ -178,6 +178,7 @@ BUILTIN_FUNCS = {
     "IsABag": ("_rt.is_bag", 1), "BagToSet": ("_rt.domain", 1), "SetToBag": ("_rt.set_to_bag", 1),
     "BagIn": ("_rt.bag_in", 2), "CopiesIn": ("_rt.copies_in", 2),
     "BagCardinality": ("_rt.bag_cardinality", 1), "BagUnion": ("_rt.bag_union", 1),
+    "SubBag": ("_rt.sub_bags", 1),
     "RandomElement": ("_rt.random_element", 1), "RandomSubset": ("_rt.random_subset", 2),
     "RandomSetOfSubsets": ("_rt.random_set_of_subsets", 3),
     "RandomSubsetSet": ("_rt.random_subset_set", 3),
@@ -187,7 +188,14 @@ BUILTIN_FUNCS = {
     "JsonDeserialize": ("_rt.json_deserialize", 1),
     "ndJsonDeserialize": ("_rt.ndjson_deserialize", 1),
 }
-BUILTIN_HIGHER = {"SelectSeq": "_rt.selectseq", "SortSeq": "_rt.sortseq"}
+# operators with an operator argument: name -> (function, the operator argument's position,
+# its arity); the function takes the other argument's value, then the operator
+BUILTIN_HIGHER = {"SelectSeq": ("_rt.selectseq", 1, 1), "SortSeq": ("_rt.sortseq", 1, 2),
+                  "BagOfAll": ("_rt.bag_of_all", 0, 1)}
+# TLCExt's operators and their arities (Compiler.apply_tlcext)
+TLCEXT = {"AssertEq": 2, "AssertError": 2, "TLCGetOrDefault": 2, "TLCGetAndSet": 4, "Trace": 0,
+          "CounterExample": 0, "ToTrace": 1, "TLCModelValue": 1, "TLCDefer": 1, "TLCNoOp": 1,
+          "PickSuccessor": 1, "TLCCache": 2, "TLCFP": 1, "TLCEvalDefinition": 1}
 BUILTIN_VALUES = {"Nat": NAT, "Int": INT, "BOOLEAN": BOOLEAN_SET, "STRING": STRING,
                   "EmptyBag": ()}
 TEMPORAL = {"[]", "<>", "~>", "-+->", "\\cdot"}

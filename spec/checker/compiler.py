@@ -25,6 +25,7 @@ from .codegen import (
     NOV,
     SIMPLE_BINARY,
     SIMPLE_PREFIX,
+    TLCEXT,
     VAR_CODE,
     Cx,
     NeedsState,
@@ -60,7 +61,7 @@ from .values import FnDict
 FRESH_SUFFIX = re.compile(r"_(\d+)$")
 FIELD_KEY = re.compile(r"'[A-Za-z_][A-Za-z0-9_]{0,30}'$")
 __all__ = ["Compiler", "NeedsState", "name_of", "BUILTIN_FUNCS", "BUILTIN_HIGHER",
-           "BUILTIN_VALUES"]
+           "BUILTIN_VALUES", "TLCEXT"]
 
 
 class ConstKey(str):
@@ -318,7 +319,7 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
         if b is not None:
             return b
         if name in BUILTIN_FUNCS or name in BUILTIN_HIGHER or name in BUILTIN_VALUES \
-                or name in ("TLCGet", "JavaTime", "TLCSet", "Any", "Trace"):
+                or name in ("TLCGet", "JavaTime", "TLCSet", "Any") or name in TLCEXT:
             return BuiltinB(name)
         if is_operator_symbol(name):  # `+` passed as an operator argument: F(+, 0)
             return BuiltinB(name)
@@ -615,6 +616,19 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
             return False
         return all(r == fname or r in self.pure_recs for r in REC_CALL.findall(body))
 
+    def apply_tlcext(self, name, args, env, node, cx):
+        """TLCExt: TLCNoOp and TLCCache are their first argument, AssertEq is equality;
+        the others (traces, TLC's registers and fingerprints) are refused where they are
+        evaluated, not where they are written."""
+        if len(args) != TLCEXT[name]:
+            raise self.err(f"{name} expects {TLCEXT[name]} arguments, got {len(args)}", node, env)
+        if name in ("TLCNoOp", "TLCCache"):
+            return self.ex(args[0], env, cx)
+        if name == "AssertEq":
+            return f"_eq({self.ex(args[0], env, cx)}, {self.ex(args[1], env, cx)})"
+        where = "{}:{}:{}".format(*pos(node, env.get(" path", "?")))
+        return f"_rt.fail({where + f': {name} (TLCExt) is not supported'!r})"
+
     def apply_builtin(self, name, args, env, node, cx):
         if name in BUILTIN_VALUES:
             if args:
@@ -632,16 +646,16 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
         if name in BUILTIN_HIGHER:
             if len(args) != 2:
                 raise self.err(f"{name} expects 2 arguments", node, env)
-            seq = self.ex(args[0], env, cx)
-            test = self.op_ref(args[1], env)
-            arity = 2 if name == "SortSeq" else 1
+            fn, at, arity = BUILTIN_HIGHER[name]
+            value = self.ex(args[1 - at], env, cx)
+            test = self.op_ref(args[at], env)
             pys = [self.fresh("x") for _ in range(arity)]
             fake_args = [Py(p) for p in pys]
             env2 = dict(env)
             for p in pys:
                 env2[p] = LocalB(p)
             call = self.apply(test, fake_args, env2, node, cx.but(locals=cx.locals + tuple(pys)))
-            return f"{BUILTIN_HIGHER[name]}({seq}, lambda {', '.join(pys)}: {call})"
+            return f"{fn}({value}, lambda {', '.join(pys)}: {call})"
         if name == "TLCGet":
             if len(args) != 1:
                 raise self.err("TLCGet expects 1 argument", node, env)
@@ -650,9 +664,8 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
             return f"_rt_tlcget({self.ex(args[0], env, cx)}, _tlc_level)"
         if name == "JavaTime":
             return "0"
-        if name == "Trace":  # TLCExt: refused where it is evaluated, not where it is written
-            where = "{}:{}:{}".format(*pos(node, env.get(" path", "?")))
-            return f"_rt.fail({where + ': Trace (TLCExt) is not supported'!r})"
+        if name in TLCEXT:
+            return self.apply_tlcext(name, args, env, node, cx)
         if name == "TLCSet":
             return "True"
         if is_operator_symbol(name):

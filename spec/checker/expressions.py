@@ -540,6 +540,9 @@ class ExpressionCompiler:
         return self.apply(binding, args, env, node, cx)
 
     def ex_builtin_op(self, op, node, args, env, cx):
+        if op in ("\\cdot", "-+->"):
+            what = "action composition" if op == "\\cdot" else "the guarantee operator"
+            raise self.err(f"{op} ({what}) is not supported", node, env)
         if op in TEMPORAL:
             raise self.err(f"temporal operator {op} used inside an expression (level error)",
                            node, env)

@@ -153,7 +153,13 @@ PRECEDENCE = {canonical_op(op): rng for op, rng in _langdef.LEXEME_PRECEDENCE.it
               if isinstance(rng, tuple) and len(rng) == 2}
 PRECEDENCE.update({"\\o": (13, 13), "\\X": (10, 13), "\\div": (13, 13), "%": (10, 11),
                    "..": (9, 9), "\\cup": (8, 8), "\\cap": (8, 8), "\\": (8, 8)})
-ASSOCIATIVE = {"+", "*", "\\cup", "\\cap", "/\\", "\\/", "\\o", "@@", "\\X"}
+# the infix operators marked associative in Specifying Systems' precedence table: a
+# chain of one of them needs no parentheses (a (+) b (+) c); other chains of equal or
+# overlapping precedence do (a / b / c)
+ASSOCIATIVE = {"/\\", "\\/", "\\cdot", "@@", "\\cap", "\\cup", "##", "$", "$$", "??",
+               "\\sqcap", "\\sqcup", "\\uplus", "(+)", "+", "++", "%%", "|", "||", "(-)",
+               "-", "--", "&", "&&", "(.)", "\\odot", "(\\X)", "\\otimes", "*", "**",
+               "\\bigcirc", "\\bullet", "\\o", "\\star", "\\X"}
 
 
 def check_precedence(tree, path):

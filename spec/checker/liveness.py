@@ -3,8 +3,8 @@
 Each PROPERTY is split into obligations: `[]P` (checked as an invariant
 during BFS), `[][A]_v` (every step, tested by the explorer as the search generates
 it: bfs.Explorer.step_tests, as TLC does), `<>P`, `[]<>P`, `<>[]P`, `P ~> Q`, plain
-state predicates (initial states only), `[]<><<A>>_v`, WF/SF (whole spec formulas,
-also through INSTANCE), `[](P => []Q)`, `[](P => <>[]Q)`, `[]P => <>Q`, disjunctions of
+state predicates (initial states only), `[]<><<A>>_v`, `<>[][A]_v`, WF/SF (whole spec
+formulas, also through INSTANCE), `[](P => []Q)`, `[](P => <>[]Q)`, `[]P => <>Q`, disjunctions of
 `[]<>P` and `[]<><<A>>_v` (WF written out), conjunctions and `\\A x \\in S` of these,
 and, on the initial states where a state predicate c holds (`c => F`,
 `IF c THEN F ELSE G`), F among `<>P`, `[]P`, `<>[]P` and predicates.
@@ -34,6 +34,7 @@ class Obligation:
         self.kind = kind    # always | action | init | eventually | often | stable | leadsto
         #                     | reach (P => []Q from initial states, or [](P => []Q))
         #                     | settle ([](P => <>[]Q)) | wf | sf | often_step
+        #                     | settle_step (<>[][A]_v)
         self.name = name
         self.preds = preds  # compiled state functions (or a transition function)
         self.cond = cond    # state function: the obligation is on initial states where it holds
@@ -47,7 +48,7 @@ class PropertyChecker:
         for name in model.cfg.properties:
             self.decompose(ref_node(name), model.env, name)
         graph_kinds = {"eventually", "often", "stable", "leadsto", "wf", "sf",
-                       "often_step", "often_any", "reach", "settle"}
+                       "often_step", "often_any", "reach", "settle", "settle_step"}
         self.needs_graph = any(o.kind in graph_kinds for o in self.obligations)
         self.step_tests = [o.preds[0] for o in self.obligations if o.kind == "action"]
         for o in self.obligations:
@@ -100,6 +101,11 @@ class PropertyChecker:
                 return self.decompose_always(args[0], env, name)
             if op == "<>" and len(args) == 1:
                 inner = strip(args[0])
+                box = strip(inner.arguments[0]) if is_op(inner, "[]") else None
+                if name_of(box) == "SubscriptedAction" and box.operator == "[":
+                    fn = c.transition_function(_box_action(box), env, "property_action")
+                    self.add_fns("settle_step", name, [fn], box, env)
+                    return
                 if is_op(inner, "[]") and not is_temporal(inner.arguments[0], env):
                     self.add("stable", name, [(inner.arguments[0], env)])
                     return
@@ -407,6 +413,8 @@ class Graph:
             return self.unfair_lasso(o)
         elif o.kind == "often_step":
             return self.without_steps(o.preds[0])
+        elif o.kind == "settle_step":
+            return self.failing_steps_often(o.preds[0])
         elif o.kind == "often_any":
             return self.never_again(*o.preds)
         else:  # leadsto
@@ -466,6 +474,26 @@ class Graph:
             return self.find_lasso([True] * self.n, list(range(self.n)), None, "often_step")
         finally:
             self.succ = full
+
+    def failing_steps_often(self, step):
+        """A fair behaviour that takes steps failing `step` infinitely often (a
+        counterexample to <>[][A]_v): a fair part of a component with such a step
+        inside it. Stuttering satisfies [A]_v, so a state that stutters forever is none."""
+        every = range(self.n)
+        failing = [{j for j, t in self.real_steps(i) if step(self.states[i], t) is not True}
+                   for i in every]
+        dist, parent = self.region_bfs([True] * self.n, every)
+        best = None
+        for comp in self.sccs([True] * self.n):
+            for part in self.fair_parts(comp):
+                members = set(part)
+                edge = next(self.fair_edges(failing, part, members), None)
+                if edge is None:
+                    continue
+                entry = min(part, key=lambda i: (dist[i], i))
+                cycle = self.cycle(entry, part, None, edge)
+                best = shorter(best, (self.prefix(entry, dist, parent, "settle_step"), cycle))
+        return None if best is None else best[:2]
 
     def never_again(self, preds, steps):
         """A fair behaviour that from some point on meets none of `preds` and takes no
@@ -632,12 +660,19 @@ class Graph:
                         out.append(comp)
         return out
 
+    def fair_edges(self, targets, nodes, members):
+        """The steps i -> j among targets (a fair action's, or those a property asks
+        for) from nodes into members that the behaviour may take: those among the edges searched (self.succ), which lack the
+        steps a property rules out (no <<A>>_v step, for []<><<A>>_v)."""
+        succ = self.succ
+        return ((i, j) for i in nodes for j in targets[i] if j in members and j in succ[i])
+
     def fair_parts(self, comp):
         """Sub-components of comp in which every fairness condition can be met."""
         members = set(comp)
         for f, kind in zip(self.fair, self.kinds, strict=False):
             enabled, targets = f
-            has_edge = any(j in members for i in comp for j in targets[i])
+            has_edge = next(self.fair_edges(targets, comp, members), None) is not None
             if has_edge:
                 continue
             if kind == "WF":
@@ -653,13 +688,13 @@ class Graph:
             return out
         return [comp]
 
-    def cycle(self, entry, part, accept):
-        """A cycle from entry through the SCC's obligations and back."""
+    def cycle(self, entry, part, accept, step=None):
+        """A cycle from entry through the SCC's obligations (and the edge `step`) and back."""
         members = set(part)
         targets = []
         for (enabled, fair_targets), kind in zip(self.fair, self.kinds, strict=False):
             order = [entry] + [i for i in part if i != entry]
-            edge = next(((i, j) for i in order for j in fair_targets[i] if j in members), None)
+            edge = next(self.fair_edges(fair_targets, order, members), None)
             if edge is not None:
                 targets.append(edge)
             elif kind == "WF":
@@ -668,6 +703,8 @@ class Graph:
                     targets.append((node,))
         if accept is not None:
             targets.append((next(i for i in part if accept[i]),))
+        if step is not None:
+            targets.append(step)
         path = [entry]
         for target in targets:
             path += self.walk(path[-1], target[0], members)[1:]

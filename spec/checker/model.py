@@ -328,7 +328,10 @@ class Model:
     def compile_init(self):
         """The initial predicate's conjuncts as one action in "init" mode; conjuncts from
         different scopes (a definition inside an INSTANCE, or a `PrintT(x) /\\ Spec`)
-        are referred to by name from one scope."""
+        are referred to by name from one scope. A specification without an initial
+        predicate (`[][Next]_v` alone) has no initial state, as in TLC."""
+        if not self.init_nodes:
+            return lambda s, emit: None
         if len({id(e) for _, e in self.init_nodes}) == 1:
             node, env = conjunction([n for n, _ in self.init_nodes]), self.init_nodes[0][1]
         else:

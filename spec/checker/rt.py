@@ -6,6 +6,7 @@ TLC's kind checks, function application, EXCEPT, set construction, the
 standard-module operators. Every failure raises TLAError.
 """
 from itertools import permutations as _perms
+from itertools import product
 from operator import is_ as operator_is
 
 from .errors import TLAError
@@ -788,6 +789,23 @@ def bag_union(s):
     for b in enum(s):
         out = bag_add(out, b)
     return out
+
+
+def sub_bags(b):
+    """SubBag(B): every bag that has at most B's copies of each element."""
+    items = list(bag_items(b).items())
+    choices = product(*(range(n + 1) for _, n in items))
+    return frozenset(make_fn({e: k for (e, _), k in zip(items, counts) if k})
+                     for counts in choices)
+
+
+def bag_of_all(b, f):
+    """BagOfAll(F, B): the bag of F(x), with the copies of every x of B that F maps there."""
+    out = {}
+    for e, n in bag_items(b).items():
+        y = f(e)
+        out[y] = out.get(y, 0) + n
+    return make_fn(out)
 
 
 # --- Randomization (and TLC's RandomElement): one generator with a fixed seed ------

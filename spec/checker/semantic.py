@@ -8,14 +8,14 @@ import re
 
 from tla import _langdef
 
-from .compiler import BUILTIN_FUNCS, BUILTIN_HIGHER, BUILTIN_VALUES, name_of
+from .compiler import BUILTIN_FUNCS, BUILTIN_HIGHER, BUILTIN_VALUES, TLCEXT, name_of
 from .errors import TLAError
 from .frontend import PROOF_LIBRARY, UNIMPLEMENTED, pos
 from .scope import DefB, flatten_modules
 
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
 KNOWN = set(BUILTIN_FUNCS) | set(BUILTIN_HIGHER) | set(BUILTIN_VALUES) | {
-    "TLCGet", "TLCSet", "JavaTime", "Any", "TRUE", "FALSE", "Trace"} | set(_langdef.KEYWORDS)
+    "TLCGet", "TLCSet", "JavaTime", "Any", "TRUE", "FALSE"} | set(_langdef.KEYWORDS) | set(TLCEXT)
 BINDERS = {"Quantification": "declarations", "SetComprehension": "declarations",
            "Function": "declaration", "SetSlice": "declaration", "Choose": "declaration",
            "TemporalQuantification": "declarations"}
@@ -53,8 +53,11 @@ for _name in ("Cardinality", "IsFiniteSet"):
 for _name in (":>", "@@", "Print", "PrintT", "Assert", "Permutations", "TLCGet", "TLCSet",
               "ToString", "JavaTime", "SortSeq", "TLCEval", "RandomElement"):
     HOME[_name] = "TLC"
+for _name in TLCEXT:
+    HOME[_name] = "TLCExt"
 for _name in ("EmptyBag", "IsABag", "BagToSet", "SetToBag", "BagIn", "CopiesIn",
-              "BagCardinality", "BagUnion", "(+)", "(-)", "\\oplus", "\\ominus", "\\sqsubseteq"):
+              "BagCardinality", "BagUnion", "SubBag", "BagOfAll", "(+)", "(-)", "\\oplus",
+              "\\ominus", "\\sqsubseteq"):
     HOME[_name] = "Bags"
 
 

@@ -156,6 +156,27 @@ def test_fairness_as_property(run_spec):
     assert (r.result, r.violated, r.trace_length) == ("property", "PSF", 3)
 
 
+def test_eventually_always_a_step(run_spec):
+    """<>[][A]_v fails on a fair behaviour with infinitely many steps that fail [A]_v; the
+    lasso's cycle takes one (0 <-> 1 is a cycle too, but never steps into 2)."""
+    body = """
+    VARIABLE x
+    Init == x = 0
+    Next == \\/ x = 0 /\\ x' = 1
+            \\/ x = 1 /\\ x' \\in {0, 2}
+            \\/ x = 2 /\\ x' = 1
+    Spec == Init /\\ [][Next]_x
+    Calm == <>[][x' # 2]_x
+    Settled == <>[][x' # 2]_x /\\ <>[][x' < 3]_x
+    """
+    r = run_spec(body, "SPECIFICATION Spec\nPROPERTY Calm\n")
+    assert (r.result, r.violated) == ("property", "Calm"), r.error
+    cycle = [state["x"] for _, state in r.trace[r.cycle_back - 1:]]
+    assert 2 in cycle, (r.trace, r.cycle_back)
+    assert run_spec(body.replace("x' \\in {0, 2}", "x' = 0"),
+                    "SPECIFICATION Spec\nPROPERTY Settled\n").result == "ok"
+
+
 def test_liveness_cycle_lasso(run_spec):
     body = """
     VARIABLE x
@@ -422,6 +443,9 @@ ERROR_CASES = [
     ("VARIABLE x\nF(a) == a\nInit == x = 0\nNext == x' = F(x, x)\n", "expects 1 arguments", ":6:"),
     ("VARIABLE x\nInit == x = 0\nNext == x' = x\nInv == x' = x\n", "level error", ""),
     ("VARIABLE x\nInit == x = 0\nNext == x' = 1 + 2 % 3\n", "precedence", ":5:"),
+    ("VARIABLE x\nInit == x = 0\nNext == x' = 8 / 4 / 2\n", "precedence", ":5:"),
+    ("VARIABLE x\nA == x' = x + 1\nInit == x = 0\nNext == A \\cdot A\n",
+     "\\cdot (action composition) is not supported", ":6:9"),
     ("VARIABLE x, y\nInit == x = 0 /\\ y = 0\nNext == x' = x\n", "y", ""),
     ("VARIABLE x\nInit == x \\in Nat\nNext == x' = x\n", "infinite set Nat", ""),
     ("VARIABLE x\nInit == x = 0\nNext == x' = IF 1 \\in {\"a\", 1} THEN 1 ELSE 0\n", "mixes", ""),
@@ -439,6 +463,27 @@ def test_error_paths(run_spec):
         assert fragment in r.error, (body, r.error)
         assert where in r.error, (body, r.error)
         assert "Traceback" not in r.error
+
+
+def test_tlcext_operators(run_spec):
+    """TLCNoOp and TLCCache are their first argument and AssertEq is equality; the other
+    TLCExt operators are refused by name where they are evaluated (a definition that is
+    never evaluated, as a trace ALIAS, costs nothing)."""
+    body = """
+    VARIABLE x
+    Init == x = TLCNoOp(0)
+    Next == x < 2 /\\ x' = TLCCache(x + 1, {x})
+    Inv == AssertEq(x, x) /\\ ~AssertEq(x, x + 1)
+    Shown == CounterExample
+    """
+    extends = "EXTENDS Naturals, TLCExt\n"
+    r = run_spec(body, "INIT Init\nNEXT Next\nINVARIANT Inv\nCHECK_DEADLOCK FALSE\n",
+                 extends=extends)
+    assert (r.result, r.distinct_states) == ("ok", 3), r.error
+    r = run_spec(body.replace("Init == x = TLCNoOp(0)", "Init == x = 0 /\\ Shown = Shown"),
+                 "INIT Init\nNEXT Next\n", extends=extends)
+    assert r.result == "error" and ":8:10: CounterExample (TLCExt) is not supported" in r.error, \
+        r.error
 
 
 def test_standard_operator_without_extends(run_spec):
