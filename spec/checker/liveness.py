@@ -662,8 +662,9 @@ class Graph:
 
     def fair_edges(self, targets, nodes, members):
         """The steps i -> j among targets (a fair action's, or those a property asks
-        for) from nodes into members that the behaviour may take: those among the edges searched (self.succ), which lack the
-        steps a property rules out (no <<A>>_v step, for []<><<A>>_v)."""
+        for) from nodes into members that the behaviour may take: those among the edges
+        searched (self.succ), which lack the steps a property rules out (no <<A>>_v
+        step, for []<><<A>>_v)."""
         succ = self.succ
         return ((i, j) for i in nodes for j in targets[i] if j in members and j in succ[i])
 
