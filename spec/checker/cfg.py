@@ -22,7 +22,7 @@ KEYWORDS = {
     "CONSTRAINTS": "constraints", "ACTION_CONSTRAINT": "action_constraints",
     "ACTION_CONSTRAINTS": "action_constraints", "SYMMETRY": "symmetry", "VIEW": "view",
     "CHECK_DEADLOCK": "check_deadlock", "ALIAS": "alias", "POSTCONDITION": "postcondition",
-    "POSTCONDITIONS": "postcondition",
+    "POSTCONDITIONS": "postcondition", "_POSSIBLE": "possible",
 }
 
 
@@ -43,6 +43,7 @@ class Config:
         self.view = None
         self.check_deadlock = True
         self.alias = None
+        self.postconditions = []
         self.positions = {}      # name -> (path, line, col) of its mention
 
 
@@ -223,8 +224,12 @@ class CfgParser:
     def section_alias(self, s):
         self.cfg.alias = self.one_name(s)
 
+    def section_possible(self, _):
+        raise TLAError("_POSSIBLE (TLC's check that states or steps are reachable) is not "
+                       "supported", self.toks[self.i - 1][1])
+
     def section_postcondition(self, _):
-        self.names()
+        self.cfg.postconditions += self.names()
 
     def section_check_deadlock(self, _):
         tok, where = self.take()

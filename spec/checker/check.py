@@ -6,7 +6,7 @@ with result "error" and a one-line message with a position when known.
 import gc
 import time
 
-from .bfs import Explorer, Result, build_trace, print_progress
+from .bfs import Explorer, Result, build_trace, guarded, print_progress
 from .errors import TLAError
 
 EXIT_CODES = {"ok": 0, "invariant": 12, "property": 13, "deadlock": 11, "error": 150}
@@ -65,7 +65,7 @@ def run_model(model, result, progress=False, workers=1):
         return
     props = PropertyChecker(model)
     if workers > 1 and not (props.needs_graph or props.step_tests or model.symmetry
-                            or model.view_fn is not None):
+                            or model.view_fn is not None or model.postconditions):
         from .parallel import run_parallel
         if run_parallel(model, result, workers, progress):
             return
@@ -85,3 +85,17 @@ def run_model(model, result, progress=False, workers=1):
         result.trace = build_trace(model, states, explorer.key)
         return
     props.check(explorer, result)
+    if result.result == "ok" and model.postconditions:
+        check_postconditions(model, explorer)
+
+
+def check_postconditions(model, explorer):
+    """TLC's POSTCONDITIONs, evaluated once the search has ended without a violation,
+    TLCGet giving its counts; one that is not TRUE is an error, as a false ASSUME is."""
+    model.compiler.tlc_stats.update(distinct=len(explorer.states), generated=explorer.generated,
+                                    diameter=explorer.depth, queue=0)
+    state = explorer.states[0] if explorer.states else (None,) * len(model.var_names)
+    for name, fn in model.postconditions:
+        where = model.where(name)
+        if guarded(fn, state, what=f"the postcondition {name}", where=where) is not True:
+            raise TLAError(f"postcondition {name} is false", where)

@@ -239,8 +239,12 @@ def enum_fast(s):
     return enum(s)
 
 
-def tlc_get(key, level):
+def tlc_get(key, level, stats):
+    """TLCGet: "level" while checking; the run's counts ("distinct", "generated",
+    "diameter", "queue") once it has ended, for a POSTCONDITION."""
     if key == "level":
         return level[0]
+    if key.__class__ is str and key in stats:
+        return stats[key]
     raise TLAError(f"TLCGet({key!r}) is not supported")
 

@@ -13,6 +13,7 @@ point, so no runtime bookkeeping is needed. Zero-arity definitions that do
 not depend on the state are evaluated once and injected as constants.
 """
 import re
+from functools import partial
 
 from . import rt
 from .actions import ActionCompiler
@@ -115,7 +116,8 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
         for fname in dir(rt):
             if not fname.startswith("_"):
                 self.ns["_rt_" + fname] = getattr(rt, fname)
-        self.ns["_rt_tlcget"] = tlc_get
+        self.tlc_stats = {}  # the run's counts, given to TLCGet once it has ended
+        self.ns["_rt_tlcget"] = partial(tlc_get, stats=self.tlc_stats)
         self.ns["_tlc_level"] = self.tlc_level
 
     # --- helpers ----------------------------------------------------------

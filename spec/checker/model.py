@@ -71,6 +71,7 @@ class Model:
         self.check_assumptions()
         self.fairness = []
         self.assumptions_only = False
+        self.postconditions = []  # (name, state function): TLC's POSTCONDITIONs
         self.init_nodes = []
         self.next_node = None
         self.vars_node = None
@@ -103,6 +104,7 @@ class Model:
         in every module scope; `X <- [M]op` only in the scopes of module M."""
         proxy = self.root_env_proxy()
         proxy.update(self.env)
+        originals = {}  # target -> {name: the definition `name <- target` replaces}
         for name, target in self.cfg.substitutions.items():
             self.check_target(name, target)
             if name not in self.env and not is_builtin(name):
@@ -112,6 +114,8 @@ class Model:
             b = self.env.get(name)
             if b is None or isinstance(b, DefB):
                 self.env[name] = self.override_binding(b, target, proxy)
+                if b is not None:
+                    originals.setdefault(target, {})[name] = b
         for name, value in list(self.cfg.constants.items()):
             if name not in self.env:
                 warn(f"the configuration assigns {name}, which the spec does not declare",
@@ -148,6 +152,12 @@ class Model:
                 if env.get(" path") == mod.path:
                     env[name] = binding
         proxy.update(self.env)
+        # what the overriding definition itself names is the original, as in TLC
+        # (`Next <- DebugNext` with DebugNext == Next /\ ...), not the override again
+        for target, replaced in originals.items():
+            t = proxy.get(target)
+            if isinstance(t, DefB):
+                proxy[target] = DefB(t.node, {**t.env, **replaced}, t.recursive)
 
     def check_target(self, name, target):
         if target not in self.env and not is_builtin(target):
@@ -316,6 +326,8 @@ class Model:
             self.symmetry = self.symmetry_maps(cfg.symmetry)
         for name in cfg.properties:
             self.definition(name, "PROPERTY")
+        self.postconditions = [(n, c.state_function(ref_node(n), self.env, n))
+                               for n in cfg.postconditions if self.definition(n, "POSTCONDITION")]
         self.check_deadlock = cfg.check_deadlock
 
     def next_labeled_on_first_call(self, s, emit):

@@ -115,6 +115,15 @@ class LazySet:
         return len(enum(self))
 
 
+SET_MAX = 2**31 - 1  # TLC's bound on the size of a set it enumerates
+
+
+def too_many(count, what):
+    """Refuse to enumerate a set beyond TLC's bound (it would exhaust the memory first)."""
+    if count > SET_MAX:
+        raise TLAError(f"cannot enumerate {what}: more than {SET_MAX} elements")
+
+
 SEEN_MAX = 20000
 
 
@@ -232,6 +241,7 @@ class SubsetSet(LazySet):
 
     def enumerate(self):
         items = list(enum(self.base))
+        too_many(2 ** len(items), f"SUBSET of a set of {len(items)} elements")
         out = []
         for mask in range(1 << len(items)):
             out.append(frozenset(items[i] for i in range(len(items)) if mask >> i & 1))
@@ -298,6 +308,8 @@ class FnSet(LazySet):
         if not keys:
             return iter([make_fn({})])
         vals = sorted(enum(self.cod), key=sort_key)
+        too_many(len(vals) ** len(keys), f"[S -> T] with {len(keys)} elements in S and "
+                                          f"{len(vals)} in T")
         combos = product(vals, repeat=len(keys))
         if all(k.__class__ is int for k in keys) and keys[0] == 1 and keys[-1] == len(keys):
             return combos  # the domain is 1..n: the functions are the tuples

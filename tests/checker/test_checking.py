@@ -486,6 +486,39 @@ def test_tlcext_operators(run_spec):
         r.error
 
 
+def test_postconditions(run_spec):
+    """POSTCONDITIONs are evaluated once the search has ended, TLCGet giving its counts;
+    a false one is an error (it was once read and ignored). TLC's _POSSIBLE is refused."""
+    body = """
+    VARIABLE x
+    Init == x = 0
+    Next == x < 3 /\\ x' = x + 1
+    Counts == TLCGet("distinct") = 4 /\\ TLCGet("generated") = 4 /\\ TLCGet("diameter") = 4
+    Five == TLCGet("distinct") = 5
+    """
+    cfg = "INIT Init\nNEXT Next\nCHECK_DEADLOCK FALSE\nPOSTCONDITIONS Counts"
+    assert run_spec(body, cfg + "\n").result == "ok"
+    r = run_spec(body, cfg + " Five\n")
+    assert (r.result, r.distinct_states) == ("error", 4) and ":8:1: postcondition Five is false" \
+        in r.error, r.error
+    r = run_spec(body, cfg + "\n_POSSIBLE Five\n")
+    assert r.result == "error" and ":5:1: _POSSIBLE" in r.error and "not supported" in r.error
+
+
+def test_sets_too_large_to_enumerate(run_spec, monkeypatch):
+    """Beyond TLC's bound on an enumerated set (2^31 - 1 elements, here lowered to 1000)
+    SUBSET and [S -> T] are refused with their sizes, instead of filling the memory."""
+    from spec.checker import values
+    monkeypatch.setattr(values, "SET_MAX", 1000)
+    for big, what in (("SUBSET (1..10)", "SUBSET of a set of 10 elements"),
+                      ("[1..7 -> 1..3]", "[S -> T] with 7 elements in S and 3 in T")):
+        r = run_spec(f"VARIABLE x\nInit == x \\in {big}\nNext == x' = x\n")
+        assert r.result == "error" and f"cannot enumerate {what}: more than 1000" in r.error, \
+            r.error
+    assert run_spec("VARIABLE x\nInit == x \\in SUBSET (1..9)\nNext == x' = x\n",
+                    "INIT Init\nNEXT Next\n").distinct_states == 512
+
+
 def test_standard_operator_without_extends(run_spec):
     body = "VARIABLE x\nInit == x = <<>>\nNext == x' = Append(x, 1)\n"
     r = run_spec(body, extends="EXTENDS Naturals\n")
