@@ -136,6 +136,9 @@ class CfgParser:
                     self.cfg.substitutions[name] = target
                 else:
                     self.cfg.scoped[(module, name)] = target
+            elif op == "(":
+                raise TLAError(f"a constant operator given value by value ({name}(...) = v) "
+                               f"is not supported", where)
             else:
                 raise TLAError(f"expected = or <- after constant {name}", owhere)
 

@@ -532,6 +532,13 @@ def test_cfg_naming_undefined_operator(run_spec):
     assert r.result == "error" and "Missing" in r.error and "not defined" in r.error
 
 
+def test_cfg_constant_operator_value_by_value_refused(run_spec):
+    r = run_spec("CONSTANT F(_)\nVARIABLE x\nInit == x = 0\nNext == x' = F(x)\n",
+                 "INIT Init\nNEXT Next\nCONSTANT\n  F(0) = 1\n")
+    assert r.result == "error" and "M.cfg:4:3: a constant operator given value by value" \
+        in r.error and "not supported" in r.error, r.error
+
+
 def test_tabs_and_unicode_free_synonyms(run_spec):
     body = "VARIABLE x\nInit ==\tx = 0\nNext == \\exists k \\in {1} : x' = x + k /\\ x < 2\n"
     r = run_spec(body, "INIT Init\nNEXT Next\nCHECK_DEADLOCK FALSE\n")
