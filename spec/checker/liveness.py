@@ -97,6 +97,13 @@ class PropertyChecker:
                     return self.decompose(b.node.definiens, b.env, name)
                 if isinstance(b, ArgB) and is_temporal(b.node, b.env):
                     return self.decompose(b.node, b.env, name)
+            else:  # a temporal formula with parameters: op(TRUE) with op(b) == [][b]_x
+                b = env.get(node.operator)
+                if isinstance(b, DefB) and len(b.params) == len(args) and not b.recursive \
+                        and not b.node.function:
+                    benv = c.param_env(b, args, env)
+                    if is_temporal(b.node.definiens, benv):
+                        return self.decompose(b.node.definiens, benv, name)
             if op == "[]" and len(args) == 1:
                 return self.decompose_always(args[0], env, name)
             if op == "<>" and len(args) == 1:

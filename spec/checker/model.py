@@ -589,7 +589,7 @@ TEMPORAL_OPS = {"[]", "<>", "~>", "-+->"}
 
 
 def is_temporal(node, env, depth=0):
-    """Whether node (through zero-arity definitions) uses temporal operators."""
+    """Whether node (through the definitions it applies) uses temporal operators."""
     if depth > 30:
         return False
     kind = name_of(node)
@@ -609,6 +609,10 @@ def is_temporal(node, env, depth=0):
             if isinstance(b, ArgB):
                 return is_temporal(b.node, b.env, depth + 1)
             return False
+        b = env.get(node.operator)  # op(TRUE) with op(b) == [][b]_x
+        if isinstance(b, DefB) and b.params and not b.recursive \
+                and is_temporal(b.node.definiens, b.env, depth + 1):
+            return True
     for field in getattr(node, "_fields", ()):
         if field in ("symbol", "start", "end"):
             continue
