@@ -17,6 +17,7 @@ from .codegen import (
     name_of,
     node_name,
 )
+from .errors import TLAError
 from .frontend import canonical_op, pos
 from .scope import ArgB, ConstB, DefB, LambdaB, LazyRefB, LocalB, OpRefB, VarB
 
@@ -266,23 +267,33 @@ class ActionCompiler:
 
     def through_args(self, node, env):
         """Follow operator parameters (passed by name) and definitions without parameters
-        (`LET zz == xx`) to the expression they stand for, as TLC does to find the
-        variable of `zz \\in S`."""
-        while name_of(node) == "Parentheses":
-            node = node.expression
+        (`LET zz == xx`, or `I!F` of an instance) and through LET to the expression they
+        stand for, as TLC does to find the variable of `zz \\in S`."""
         for _ in range(1000):  # a definition that names itself is reported elsewhere
-            if name_of(node) != "OperatorApplication" or node.arguments:
-                break
-            b = env.get(node.operator)
-            if isinstance(b, LazyRefB):
-                b = self.lookup(b.name, b.env, node)
-            if isinstance(b, ArgB):
-                node, env = b.node, b.env
-            elif isinstance(b, DefB) and not b.params and not b.node.function \
-                    and not getattr(b, "recursive", False):
+            kind = name_of(node)
+            if kind == "Parentheses":
+                node = node.expression
+            elif kind == "Let":  # (LET y == a' IN y) = 0
+                node, env = node.expression, self.let_env(node, env)
+            elif kind == "SubexpressionReference":
+                try:
+                    b, args, _ = self.resolve_subexpr(node, env)
+                except TLAError:  # reported where the reference is compiled
+                    break
+                if args or not isinstance(b, DefB) or b.params or b.node.function:
+                    break
                 node, env = b.node.definiens, b.env
+            elif kind == "OperatorApplication" and not node.arguments:
+                b = env.get(node.operator)
+                if isinstance(b, LazyRefB):
+                    b = self.lookup(b.name, b.env, node)
+                if isinstance(b, ArgB):
+                    node, env = b.node, b.env
+                elif isinstance(b, DefB) and not b.params and not b.node.function \
+                        and not getattr(b, "recursive", False):
+                    node, env = b.node.definiens, b.env
+                else:
+                    break
             else:
                 break
-            while name_of(node) == "Parentheses":
-                node = node.expression
         return node, env

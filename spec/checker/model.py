@@ -25,7 +25,17 @@ from .compiler import (
 )
 from .errors import TLAError
 from .frontend import Loader, canonical_op, pos
-from .scope import ArgB, ConstB, DefB, InstB, LazyRefB, VarB, build_scope, flatten_modules
+from .scope import (
+    ArgB,
+    ConstB,
+    DefB,
+    InstB,
+    LazyRefB,
+    ParamInstB,
+    VarB,
+    build_scope,
+    flatten_modules,
+)
 from .semantic import check_names
 from .values import FnDict, ModelValue, enum, show
 
@@ -630,13 +640,15 @@ def is_temporal(node, env, depth=0):
 
 
 def instance_target(node, env):
-    """The binding `I!Op` names (None when it is not a plain chain of instances)."""
+    """The binding `I!Op` or `P(e)!Op` names (None when it is not a chain of instances)."""
     b = None
     for item in node.items:
         name = item if isinstance(item, str) else getattr(item, "operator", None)
         if name is None or (b is not None and not isinstance(b, InstB)):
             return None
         b = (env if b is None else b.env).get(name)
+        if isinstance(b, ParamInstB):
+            b = b.instantiate(getattr(item, "arguments", None) or [], env)
     return b
 
 
