@@ -114,6 +114,10 @@ class Model:
         in every module scope; `X <- [M]op` only in the scopes of module M."""
         proxy = self.root_env_proxy()
         proxy.update(self.env)
+        # the definitions the cfg names, as the root module sees them: the same definition
+        # in another scope (through EXTENDS or INSTANCE of its module) is overridden too,
+        # another one of the same name (an instance's own) is not
+        named = {n: b.node for n, b in self.env.items() if isinstance(b, DefB)}
         originals = {}  # target -> {name: the definition `name <- target` replaces}
         for name, target in self.cfg.substitutions.items():
             self.check_target(name, target)
@@ -138,7 +142,9 @@ class Model:
         def override(root):
             for env in scope_envs(root):
                 for n, b in overridden.items():
-                    if isinstance(env.get(n), DefB) or (n not in env and is_builtin(n)):
+                    here = env.get(n)
+                    if (isinstance(here, DefB) and here.node is named.get(n)) \
+                            or (n not in env and is_builtin(n)):
                         env[n] = b
         envs = scope_envs(self.env)
         override(self.env)
