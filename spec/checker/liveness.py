@@ -424,10 +424,10 @@ class Graph:
             return self.failing_steps_often(o.preds[0])
         elif o.kind == "often_any":
             return self.never_again(*o.preds)
-        else:  # leadsto
-            p, q = o.preds
-            region = [q(s) is not True for s in st]
-            starts = [i for i in range(n) if region[i] and p(st[i]) is True]
+        else:  # leadsto: Q is evaluated only where P held or the search goes on from there,
+            p, q = o.preds  # as TLC does (x \notin Nat ~> x = "abc" holds where x = 0)
+            region = OnDemand(lambda i: q(st[i]) is not True)
+            starts = [i for i in range(n) if p(st[i]) is True and region[i]]
             accept = None
         if o.cond is not None:
             starts = [i for i in starts if o.cond(st[i]) is True]
@@ -749,6 +749,20 @@ class Graph:
             if cur == src:
                 break
         return path[::-1]
+
+
+class OnDemand:
+    """region[i] = test(i), computed when first asked."""
+
+    def __init__(self, test):
+        self.test = test
+        self.known = {}
+
+    def __getitem__(self, i):
+        got = self.known.get(i)
+        if got is None:
+            got = self.known[i] = self.test(i)
+        return got
 
 
 def shorter(best, cand):

@@ -266,6 +266,10 @@ class Model:
                 b = env.get(node.operator)
                 if isinstance(b, DefB) and not b.params and is_temporal(b.node.definiens, b.env):
                     return self.split_spec(b.node.definiens, b.env)
+        if kind == "SubexpressionReference" and is_temporal(node, env):  # I!Spec, P(7)!Spec
+            b, args, _ = self.compiler.resolve_subexpr(node, env)
+            if isinstance(b, DefB) and not b.params and not args:
+                return self.split_spec(b.node.definiens, b.env)
         if kind == "Quantification" and node.quantifier == "\\A":
             return self.split_forall(node, env)
         guarded = self.constant_guard(node, env)
