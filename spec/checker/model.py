@@ -262,10 +262,19 @@ class Model:
                 self.next_node = (sub.action, env)
                 self.vars_node = (sub.subscript, env)
                 return
+            b = env.get(node.operator)
             if not node.arguments:
-                b = env.get(node.operator)
                 if isinstance(b, DefB) and not b.params and is_temporal(b.node.definiens, b.env):
                     return self.split_spec(b.node.definiens, b.env)
+                if isinstance(b, ArgB) and is_temporal(b.node, b.env):
+                    return self.split_spec(b.node, b.env)
+            elif isinstance(b, DefB) and len(b.params) == len(node.arguments) \
+                    and not b.recursive and not b.node.function and is_temporal(node, env):
+                # MyNext([][Next]_vars) with MyNext(a) == a
+                return self.split_spec(b.node.definiens,
+                                       self.compiler.param_env(b, node.arguments, env))
+        if kind == "Let" and is_temporal(node.expression, self.compiler.let_env(node, env)):
+            return self.split_spec(node.expression, self.compiler.let_env(node, env))
         if kind == "SubexpressionReference" and is_temporal(node, env):  # I!Spec, P(7)!Spec
             b, args, _ = self.compiler.resolve_subexpr(node, env)
             if isinstance(b, DefB) and not b.params and not args:
