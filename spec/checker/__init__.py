@@ -41,13 +41,12 @@ Lower level (what the functions above use; stable for other tools):
 
 Not supported (reported as errors naming the construct and its position):
 unbounded quantifiers and CHOOSE, temporal quantifiers (\\EE, \\AA), -+->, \\cdot,
-temporal formulas beyond those listed in liveness.py (nested temporal operators other
-than []<>P, <>[]P, <>[][A]_v, [](P => []Q), [](P => <>[]Q), []P => <>Q, c => F and
-IF c THEN F ELSE G with F among <>P, []P, <>[]P), \\A over a non-constant set in an
-action that assigns variables, TLCExt's operators other than AssertEq, TLCNoOp and
-TLCCache (where they are evaluated), real numbers, TLC's -simulate and checkpointing.
-RandomElement and the Randomization module draw from a fixed seed (rt.RANDOM_SEED), so
-every run explores the same model.
+\\A over a non-constant set in an action that assigns variables, TLCExt's operators other
+than AssertEq, TLCNoOp and TLCCache (where they are evaluated), real numbers, TLC's
+-simulate and checkpointing. Temporal properties of any other shape are checked (the
+direct checks of liveness.py, else the tableau of ltl.py). RandomElement and the
+Randomization module draw from a fixed seed (rt.RANDOM_SEED), so every run explores the
+same model.
 
 TLA+ values are Python objects: int, bool, str, frozenset (or lazy sets),
 tuple (any function with domain 1..n, so sequences), FnDict (other functions

@@ -7,7 +7,9 @@ state predicates (initial states only), `[]<><<A>>_v`, `<>[][A]_v`, WF/SF (whole
 formulas, also through INSTANCE), `[](P => []Q)`, `[](P => <>[]Q)`, `[]P => <>Q`, disjunctions of
 `[]<>P` and `[]<><<A>>_v` (WF written out), conjunctions and `\\A x \\in S` of these,
 and, on the initial states where a state predicate c holds (`c => F`,
-`IF c THEN F ELSE G`), F among `<>P`, `[]P`, `<>[]P` and predicates.
+`IF c THEN F ELSE G`), F among `<>P`, `[]P`, `<>[]P` and predicates. Any other
+temporal formula (nested [] and <>, ~ of a temporal formula, WF/SF inside a property)
+is checked through its negation's tableau in product with the graph (ltl.py).
 A fairness condition on an action that leaves variables unassigned finds the
 action's steps by testing each edge of the graph. A violation of a liveness
 obligation is a fair behaviour that ends in a region of the graph: e.g. for
@@ -22,6 +24,7 @@ the SCC needs; its length counts prefix and cycle states once.
 """
 from collections import deque
 
+from . import ltl
 from .compiler import name_of
 from .errors import TLAError
 from .frontend import canonical_op, pos
@@ -48,7 +51,7 @@ class PropertyChecker:
         for name in model.cfg.properties:
             self.decompose(ref_node(name), model.env, name)
         graph_kinds = {"eventually", "often", "stable", "leadsto", "wf", "sf",
-                       "often_step", "often_any", "reach", "settle", "settle_step"}
+                       "often_step", "often_any", "reach", "settle", "settle_step", "general"}
         self.needs_graph = any(o.kind in graph_kinds for o in self.obligations)
         self.step_tests = [o.preds[0] for o in self.obligations if o.kind == "action"]
         for o in self.obligations:
@@ -146,8 +149,7 @@ class PropertyChecker:
         if not is_temporal(node, env):
             self.add("init", name, [(node, env)])
             return
-        raise TLAError(f"unsupported form of temporal property {name}",
-                       pos(node, env.get(" path", "?")))
+        self.add_general(node, env, name)
 
     def often_any(self, node, env, name):
         """`[]<>P \\/ []<><<A>>_v \\/ ...` (the form WF_v(A) unfolds to): True once added."""
@@ -222,8 +224,7 @@ class PropertyChecker:
         if not is_temporal(inner, env):
             self.add("always", name, [(inner, env)])
             return
-        raise TLAError(f"unsupported form of temporal property {name}",
-                       pos(arg, env.get(" path", "?")))
+        self.add_general(arg, env, name, always=True)
 
     def add(self, kind, name, preds, everywhere=False):
         """An obligation; under an enclosing condition only for the kinds that look at
@@ -236,6 +237,15 @@ class PropertyChecker:
                            f"the initial state before this formula",
                            pos(preds[0][0], preds[0][1].get(" path", "?")))
         self.obligations.append(Obligation(kind, name, fns, cond))
+
+    def add_general(self, node, env, name, always=False):
+        """Any other temporal formula (`[]node` when always): its negation's tableau,
+        searched in product with the graph (ltl.py); refused by name where it has a
+        construct the translation does not know."""
+        tree = ltl.Formula(self, name).tree(node, env)
+        if always:
+            tree = ("always", tree)
+        self.add_fns("general", name, [ltl.negation_normal(tree, negate=True)], node, env)
 
     def add_fns(self, kind, name, fns, node, env):
         """An obligation on steps or fairness: refused under an initial-state condition."""
@@ -422,6 +432,8 @@ class Graph:
             return self.without_steps(o.preds[0])
         elif o.kind == "settle_step":
             return self.failing_steps_often(o.preds[0])
+        elif o.kind == "general":
+            return ltl.violation(self, o.preds[0], inits)
         elif o.kind == "often_any":
             return self.never_again(*o.preds)
         else:  # leadsto: Q is evaluated only where P held or the search goes on from there,
@@ -617,14 +629,16 @@ class Graph:
         return self._cyclic
 
     def tarjan(self, inside, succ):
-        """Tarjan's algorithm (iterative) over nodes where inside[i]; nontrivial SCCs only."""
-        index = [-1] * self.n
-        low = [0] * self.n
-        on_stack = bytearray(self.n)
+        """Tarjan's algorithm (iterative) over nodes where inside[i]; nontrivial SCCs only
+        (of this graph, or of any graph given as succ lists, ltl.Product's)."""
+        n = len(inside)
+        index = [-1] * n
+        low = [0] * n
+        on_stack = bytearray(n)
         stack = []
         out = []
         counter = 0
-        for root in range(self.n):
+        for root in range(n):
             if not inside[root] or index[root] >= 0:
                 continue
             work = [(root, iter(succ[root]))]

@@ -465,6 +465,20 @@ def test_error_paths(run_spec):
         assert "Traceback" not in r.error
 
 
+def test_temporal_quantifier_refused_by_name(run_spec):
+    """Forms the direct checks and the tableau (ltl.py) both lack are refused by name."""
+    body = """
+    VARIABLE x
+    Init == x = 0
+    Next == x < 2 /\\ x' = x + 1
+    Spec == Init /\\ [][Next]_x
+    P == \\EE y : [](x = y)
+    """
+    r = run_spec(body, "SPECIFICATION Spec\nPROPERTY P\nCHECK_DEADLOCK FALSE\n")
+    assert r.result == "error" and ":8:6: unsupported form of temporal property P" in r.error, \
+        r.error
+
+
 def test_tlcext_operators(run_spec):
     """TLCNoOp and TLCCache are their first argument and AssertEq is equality; the other
     TLCExt operators are refused by name where they are evaluated (a definition that is
