@@ -275,14 +275,17 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
         return self.unit(fname, "s, t", lambda: [
             f"return {self.ex(node, env, Cx('action', assigned=assigned))}"], head)
 
-    def constant_value(self, node, env):
-        """Evaluate a constant-level expression now (NeedsState if it is not)."""
+    def constant_value(self, node, env, pure=False):
+        """Evaluate a constant-level expression now (NeedsState if it is not, or, when
+        pure, if it prints, draws at random or reads or writes files)."""
         self.hoists.append(None)
         try:
             with self.frame_barrier():
                 code = self.ex(node, env, Cx("const"))
         finally:
             self.hoists.pop()
+        if pure and IMPURE.search(code):
+            raise NeedsState()
         fname = self.fresh("const")
         fn = self.build(f"def {fname}():\n    return {code}", fname)
         return fn()
@@ -381,6 +384,7 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
                 env[d.name] = instance_binding(self.loader, d.definiens, env, env.get(" path"))
             elif name_of(d) == "OperatorDefinition":
                 env[d.name] = DefB(d, env)
+                env[d.name].local = True
             elif name_of(d) == "RecursiveOperators":
                 pass
             else:
@@ -474,8 +478,10 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
             return entry[1] if entry else None
         self.const_cache[key] = None
         self.keepalive.append(binding)
-        try:
-            value = self.constant_value(binding.node.definiens, binding.env)
+        try:  # a LET definition is evaluated where it is used (TLC evaluates only the
+            # module's constant definitions once, at the start)
+            value = self.constant_value(binding.node.definiens, binding.env,
+                                        pure=getattr(binding, "local", False))
         except (NeedsState, TLAError, RecursionError, TypeError, ValueError, KeyError,
                 IndexError, ZeroDivisionError, NameError, AttributeError):
             return None

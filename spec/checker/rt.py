@@ -678,14 +678,18 @@ def colon_gt(a, b):
 
 
 def double_at(f, g):
+    """f @@ g: f's keys first and in their order, then g's others (the order ToJson
+    shows: TLC's, for keys met in this order)."""
     d = {}
-    for part in (g, f):
+    for part in (f, g):
         if part.__class__ is tuple:
-            d.update(enumerate(part, 1))
+            items = enumerate(part, 1)
         elif part.__class__ is FnDict:
-            d.update(part.d)
+            items = part.d.items()
         else:
             raise TLAError(f"@@ applied to the non-function {show(part)}")
+        for k, v in items:
+            d.setdefault(k, v)
     return make_fn(d)
 
 
@@ -855,8 +859,11 @@ def to_json_value(v):
         return v
     if v.__class__ is tuple:
         return [to_json_value(e) for e in v]
-    if v.__class__ is FnDict:
-        return {k if k.__class__ is str else show(k): to_json_value(x) for k, x in v.d.items()}
+    if v.__class__ is FnDict:  # keys in TLC's order: numbers sorted, strings as met
+        items = v.d.items()
+        if all(k.__class__ is int for k in v.d):
+            items = sorted(items)
+        return {k if k.__class__ is str else show(k): to_json_value(x) for k, x in items}
     if v.__class__ is ModelValue:
         return str(v)
     if is_set(v):
@@ -881,16 +888,22 @@ def to_json(v):
 
 def json_serialize(path, v):
     import json
-    with open(path, "w", encoding="utf-8") as fh:
-        json.dump(to_json_value(v), fh)
-    return True
+    text = json.dumps(to_json_value(v))
+    return write_file("JsonSerialize", path, text)
 
 
 def ndjson_serialize(path, v):
     import json
-    with open(path, "w", encoding="utf-8") as fh:
-        for e in seq(v, "ndJsonSerialize"):
-            fh.write(json.dumps(to_json_value(e)) + "\n")
+    text = "".join(json.dumps(to_json_value(e)) + "\n" for e in seq(v, "ndJsonSerialize"))
+    return write_file("ndJsonSerialize", path, text)
+
+
+def write_file(who, path, text):
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise TLAError(f"{who}({path!r}): {exc.strerror}") from None
     return True
 
 

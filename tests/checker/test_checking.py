@@ -479,6 +479,30 @@ def test_temporal_quantifier_refused_by_name(run_spec):
         r.error
 
 
+def test_json_keys_and_files(run_spec, tmp_path):
+    """ToJsonObject shows number keys sorted and other keys as written (f @@ g: f's
+    first), as TLC does; a LET that reads a file is evaluated where it is used, after
+    the write before it, not once at the start (the file here first holds stale data);
+    a file that cannot be written is an error naming it."""
+    data = tmp_path / "data.ndjson"
+    data.write_text("9\n")
+    body = f"""
+    ASSUME ToJsonObject("b" :> 1 @@ "a" :> 2) = "{{\\"b\\":1,\\"a\\":2}}"
+    ASSUME ToJsonObject(2 :> "x" @@ 0 :> "y") = "{{\\"0\\":\\"y\\",\\"2\\":\\"x\\"}}"
+    RoundTrip == LET out == <<1, 2>>
+                 IN /\\ ndJsonSerialize("{data}", out)
+                    /\\ LET back == ndJsonDeserialize("{data}") IN back = out
+    ASSUME RoundTrip
+    """
+    r = run_spec(body, "", extends="EXTENDS Naturals, Sequences, TLC, Json\n")
+    assert r.result == "ok", r.error
+    missing = tmp_path / "no" / "such.json"
+    r = run_spec(f'ASSUME JsonSerialize("{missing}", <<1>>)\n', "",
+                 extends="EXTENDS Naturals, Sequences, Json\n")
+    assert r.result == "error" and f"JsonSerialize('{missing}'): No such file" in r.error, \
+        r.error
+
+
 def test_tlcext_operators(run_spec):
     """TLCNoOp and TLCCache are their first argument and AssertEq is equality; the other
     TLCExt operators are refused by name where they are evaluated (a definition that is
