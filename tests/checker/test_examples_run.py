@@ -1,4 +1,6 @@
 """The Examples runner's verdicts (spec/checker/examples_run.py), on made-up manifest rows."""
+import json
+
 from spec.checker.examples_run import runtime_seconds, verdict
 
 OK = {"result": "success", "distinctStates": 10}
@@ -61,3 +63,34 @@ def test_a_module_written_in_another_modules_file_is_found(tmp_path):
     assert standard_only(tmp_path / "Root.tla")
     (tmp_path / "Other.tla").write_text("---- MODULE Other ----\nEXTENDS Shared\n====\n")
     assert not standard_only(tmp_path / "Root.tla")
+
+
+def test_tlc_tests_runner_reads_expectations_and_judges(tmp_path, capsys):
+    """tlc_tests_run on a made-up tlatools tree: the expectation comes from the ExitStatus
+    named, else from the violation asserted, else success; ignored tests are left out."""
+    from spec.checker.tlc_tests_run import main
+    tests, models = tmp_path / "test", tmp_path / "test-model"
+    tests.mkdir()
+    models.mkdir()
+    (models / "Up.tla").write_text("---- MODULE Up ----\nEXTENDS Naturals\nVARIABLE x\n"
+                                   "Init == x = 0\nNext == x < 3 /\\ x' = x + 1\n"
+                                   "Small == x < 2\n====\n")
+    (models / "Up.cfg").write_text("INIT Init\nNEXT Next\n")
+    (models / "UpInv.cfg").write_text("INIT Init\nNEXT Next\nINVARIANT Small\n")
+    java = {"UpTest": 'super("Up");\nEC.TLC_STATS, "4", "4"',
+            "UpCountTest": 'super("Up");\nEC.TLC_STATS, "5", "5"',
+            "UpInvTest": 'super("Up", new String[] {"-config", "UpInv.cfg"}, '
+                         'ExitStatus.VIOLATION_SAFETY);',
+            "UpAssertedTest": 'super("Up", new String[] {"-config", "UpInv.cfg"});\n'
+                              'assertTrue(recorder.recorded(EC.TLC_INVARIANT_VIOLATED_BEHAVIOR));',
+            "UpBlamedTest": 'super("Up", new String[] {"-config", "UpInv.cfg"});',
+            "UpIgnoredTest": '@Ignore\nsuper("Up", new String[] {"-config", "UpInv.cfg"});',
+            "UpSimTest": 'super("Up", new String[] {"-simulate"});'}
+    for name, body in java.items():
+        (tests / f"{name}.java").write_text(f"class {name} {{ {body} }}")
+    out = tmp_path / "out.json"
+    main([str(tmp_path), "--json", str(out)])
+    got = {r["test"].split("/")[-1][:-5]: r["verdict"] for r in json.loads(out.read_text())}
+    assert got == {"UpTest": "agree", "UpCountTest": "count", "UpInvTest": "agree",
+                   "UpAssertedTest": "agree", "UpBlamedTest": "blamed", "UpSimTest": "skipped"}
+    assert "6 tests: " in capsys.readouterr().out
