@@ -116,4 +116,8 @@ def pin_hash_seed():
 
 if __name__ == "__main__":
     pin_hash_seed()
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as TLC's
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # tools do
+        sys.exit(141)

@@ -207,6 +207,9 @@ class Model:
                 try:
                     value = self.compiler.constant_value(expr, env)
                 except NeedsState:
+                    if applies(expr, env, ("TLCGet", "TLCSet")):
+                        raise TLAError("TLCGet and TLCSet in an ASSUME are not supported",
+                                       pos(expr, mod.path)) from None
                     raise TLAError("ASSUME refers to a variable (level error)",
                                    pos(expr, mod.path)) from None
                 except TLAError as exc:
@@ -655,6 +658,28 @@ def is_temporal(node, env, depth=0):
                 for sub in item:
                     if hasattr(sub, "symbol") and is_temporal(sub, env, depth + 1):
                         return True
+    return False
+
+
+def applies(node, env, builtins, depth=0):
+    """Whether node, through the definitions it applies, applies one of the builtins."""
+    if depth > 30:
+        return False
+    if name_of(node) == "OperatorApplication":
+        b = env.get(node.operator)
+        if node.operator in builtins and not isinstance(b, DefB):
+            return True
+        if isinstance(b, DefB) and applies(b.node.definiens, b.env, builtins, depth + 1):
+            return True
+    for field in getattr(node, "_fields", ()):
+        if field in ("symbol", "start", "end"):
+            continue
+        value = getattr(node, field)  # a node (a named tuple) or a list of them
+        items = [value] if hasattr(value, "_fields") or not isinstance(value, (list, tuple)) \
+            else value
+        for item in items:
+            if hasattr(item, "_fields") and applies(item, env, builtins, depth + 1):
+                return True
     return False
 
 
