@@ -739,30 +739,7 @@ class Graph:
 
     def walk(self, src, dst, members, allow_stay=True):
         """Shortest path src -> dst inside members (non-empty when src == dst)."""
-        if src == dst and allow_stay:
-            return [src]
-        parent = {}
-        queue = deque()
-        for j in self.succ[src]:
-            if j in members and j not in parent:
-                parent[j] = src
-                queue.append(j)
-        while queue and dst not in parent:
-            i = queue.popleft()
-            for j in self.succ[i]:
-                if j in members and j not in parent:
-                    parent[j] = i
-                    queue.append(j)
-        if dst not in parent:
-            raise TLAError("internal error: no path inside a strongly connected component")
-        path = [dst]
-        cur = dst
-        while True:
-            cur = parent[cur]
-            path.append(cur)
-            if cur == src:
-                break
-        return path[::-1]
+        return ltl.shortest_path(self.succ, src, dst, members, allow_stay)
 
 
 class OnDemand:

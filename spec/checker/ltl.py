@@ -486,26 +486,32 @@ class Product:
         return dist
 
     def walk(self, src, dst, members, stay=True):
-        """The shortest path src -> dst inside members (a cycle when src == dst and not
-        stay)."""
-        if src == dst and stay:
-            return [src]
-        parent = {}
-        queue = deque()
-        for w in self.succ[src]:
+        return shortest_path(self.succ, src, dst, members, stay)
+
+
+def shortest_path(succ, src, dst, members, stay=True):
+    """The shortest path src -> dst along succ inside members (a cycle when src == dst
+    and not stay); dst must be reachable (a strongly connected component)."""
+    if src == dst and stay:
+        return [src]
+    parent = {}
+    queue = deque()
+    for w in succ[src]:
+        if w in members and w not in parent:
+            parent[w] = src
+            queue.append(w)
+    while queue and dst not in parent:
+        u = queue.popleft()
+        for w in succ[u]:
             if w in members and w not in parent:
-                parent[w] = src
+                parent[w] = u
                 queue.append(w)
-        while queue and dst not in parent:
-            u = queue.popleft()
-            for w in self.succ[u]:
-                if w in members and w not in parent:
-                    parent[w] = u
-                    queue.append(w)
-        path = [dst]
-        while path[-1] != src or len(path) == 1:
-            path.append(parent[path[-1]])
-        return path[::-1]
+    if dst not in parent:
+        raise TLAError("internal error: no path inside a strongly connected component")
+    path = [dst]
+    while path[-1] != src or len(path) == 1:
+        path.append(parent[path[-1]])
+    return path[::-1]
 
 
 def collapse(states, cyclic=False):
