@@ -276,8 +276,10 @@ class Model:
                 # MyNext([][Next]_vars) with MyNext(a) == a
                 return self.split_spec(b.node.definiens,
                                        self.compiler.param_env(b, node.arguments, env))
-        if kind == "Let" and is_temporal(node.expression, self.compiler.let_env(node, env)):
-            return self.split_spec(node.expression, self.compiler.let_env(node, env))
+        if kind == "Let":
+            benv = self.compiler.let_env(node, env)
+            if is_temporal(node.expression, benv):
+                return self.split_spec(node.expression, benv)
         if kind == "SubexpressionReference" and is_temporal(node, env):  # I!Spec, P(7)!Spec
             b, args, _ = self.compiler.resolve_subexpr(node, env)
             if isinstance(b, DefB) and not b.params and not args:
