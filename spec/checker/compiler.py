@@ -366,8 +366,10 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
             if isinstance(b, LazyRefB):
                 return OpRefB(self.lookup(b.name, b.env, arg))
             return OpRefB(b)
-        if kind == "OperatorApplication" and arg.arguments is not None:
-            pass
+        if kind == "SubexpressionReference":  # I!Op passed as an operator argument
+            b, args, _ = self.resolve_subexpr(arg, env)
+            if not args:
+                return OpRefB(b)
         raise self.err("expected an operator name or LAMBDA as argument", arg, env)
 
     def enter_inline(self, node, env):

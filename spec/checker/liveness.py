@@ -83,6 +83,10 @@ class PropertyChecker:
             target, args, tenv = c.resolve_subexpr(node, env)
             if isinstance(target, DefB) and not target.params and not args:
                 return self.decompose(target.node.definiens, target.env, name)
+            if isinstance(target, DefB) and len(target.params) == len(args) and args \
+                    and not target.recursive and not target.node.function:  # I!Prop(Op, x)
+                return self.decompose(target.node.definiens, c.param_env(target, args, env),
+                                      name)
         if kind == "Quantification" and node.quantifier == "\\A" and is_temporal(node, env):
             for e in expand_forall(c, node, env):
                 self.decompose(node.predicate, e, name)

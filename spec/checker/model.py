@@ -633,6 +633,9 @@ def is_temporal(node, env, depth=0):
         b = instance_target(node, env)
         if isinstance(b, DefB) and not b.params:
             return is_temporal(b.node.definiens, b.env, depth + 1)
+        if isinstance(b, DefB) and not b.recursive \
+                and is_temporal(b.node.definiens, b.env, depth + 1):  # I!Prop(Op, x)
+            return True
     if kind == "OperatorApplication":
         if canonical_op(node.operator) in TEMPORAL_OPS:
             return True

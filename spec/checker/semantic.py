@@ -121,10 +121,13 @@ class Walker:
             return self.walk_let(node, bound)
         if kind == "Lambda":
             return self.walk(node.expression, bound | {param_name(p) for p in node.parameters})
-        if kind == "SubexpressionReference":
+        if kind == "SubexpressionReference":  # I!Op(F, x): F may be an operator argument
             for item in node.items:
-                if hasattr(item, "arguments") and item.arguments:
-                    self.walk(item.arguments, bound)
+                for a in getattr(item, "arguments", None) or []:
+                    if name_of(a) == "OperatorApplication":
+                        self.walk_app(a, bound, as_argument=True)
+                    else:
+                        self.walk(a, bound)
             return
         for field in node._fields:
             if field not in ("symbol", "start", "end"):

@@ -507,6 +507,17 @@ def test_json_keys_and_files(run_spec, tmp_path):
         r.error
 
 
+def test_property_through_an_instance_operator_with_an_operator_argument(tmp_path):
+    """L!Always(NotThree, s), Always(P(_), x) == [](P(x)) in the instanced module: the
+    first state with s = 3 breaks it, after 0, 1, 2 (the shortest trace, as an invariant)."""
+    specs = Path(__file__).resolve().parent / "specs"
+    cfg = tmp_path / "fails.cfg"
+    cfg.write_text("SPECIFICATION Spec\nPROPERTY Fails\n")
+    r = check(str(specs / "InstOpArg.tla"), str(cfg))
+    assert (r.violated, r.trace_length) == ("Fails", 4), r.error
+    assert r.result in ("invariant", "property")
+
+
 def test_tlcext_operators(run_spec):
     """TLCNoOp and TLCCache are their first argument and AssertEq is equality; the other
     TLCExt operators are refused by name where they are evaluated (a definition that is
