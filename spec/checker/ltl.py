@@ -388,14 +388,9 @@ class Product:
         self.succ = [sorted({w for w, t in self.steps[u]
                              if all(self.local(f, self.state[u], self.state[w], t)
                                     for f in self.persist)}) for u in range(n)]
-        comps = self.graph.tarjan([True] * n, self.succ)
-        inside = {u for comp in comps for u in comp}
-        comps += [[u] for u in range(n) if u not in inside and u in self.succ[u]]
         best = None
-        for comp in comps:
+        for comp in self.components([True] * n):
             for part in self.fair_parts(comp):
-                if len(part) == 1 and part[0] not in self.succ[part[0]]:
-                    continue
                 if not all(any(self.node[u] in acc for u in part) for acc in self.tab.accepting):
                     continue
                 members = set(part)
@@ -437,12 +432,18 @@ class Product:
                 continue
             keep = [u in members and not enabled[self.state[u]] for u in range(len(self.state))]
             out = []
-            for sub in self.graph.tarjan(keep, self.succ):
+            for sub in self.components(keep):
                 out += self.fair_parts(sub)
-            out += [[u] for u in comp if keep[u] and u in self.succ[u]
-                    and not any(u in sub for sub in out)]
             return out
         return [comp]
+
+    def components(self, keep):
+        """The strongly connected components of the pairs kept: Tarjan's nontrivial ones,
+        and each pair alone with a step to itself (stuttering, say)."""
+        comps = self.graph.tarjan(keep, self.succ)
+        inside = {u for comp in comps for u in comp}
+        return comps + [[u] for u in range(len(keep))
+                        if keep[u] and u not in inside and u in self.succ[u]]
 
     def lasso(self, part, meets):
         """(prefix, cycle) of states: to the part's nearest pair, then around the part
