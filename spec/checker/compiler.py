@@ -385,8 +385,7 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
             if name_of(d) == "OperatorDefinition" and name_of(d.definiens) == "Instance":
                 env[d.name] = instance_binding(self.loader, d.definiens, env, env.get(" path"))
             elif name_of(d) == "OperatorDefinition":
-                env[d.name] = DefB(d, env)
-                env[d.name].local = True
+                env[d.name] = DefB(d, env, local=True)
             elif name_of(d) == "RecursiveOperators":
                 pass
             else:
@@ -483,7 +482,7 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
         try:  # a LET definition is evaluated where it is used (TLC evaluates only the
             # module's constant definitions once, at the start)
             value = self.constant_value(binding.node.definiens, binding.env,
-                                        pure=getattr(binding, "local", False))
+                                        pure=binding.local)
         except (NeedsState, TLAError, RecursionError, TypeError, ValueError, KeyError,
                 IndexError, ZeroDivisionError, NameError, AttributeError):
             return None

@@ -695,24 +695,7 @@ class Graph:
 
     def fair_parts(self, comp):
         """Sub-components of comp in which every fairness condition can be met."""
-        members = set(comp)
-        for f, kind in zip(self.fair, self.kinds, strict=False):
-            enabled, targets = f
-            has_edge = next(self.fair_edges(targets, comp, members), None) is not None
-            if has_edge:
-                continue
-            if kind == "WF":
-                if any(not enabled[i] for i in comp):
-                    continue
-                return []
-            if all(not enabled[i] for i in comp):
-                continue
-            keep = [not enabled[i] and i in members for i in range(self.n)]
-            out = []
-            for sub in self.sccs(keep):
-                out += self.fair_parts(sub)
-            return out
-        return [comp]
+        return ltl.fair_parts(comp, self, range(self.n), self.fair_edges, self.sccs)
 
     def cycle(self, entry, part, accept, step=None):
         """A cycle from entry through the SCC's obligations (and the edge `step`) and back."""

@@ -232,8 +232,8 @@ def violation(graph, tree, inits):
     for part in disjunctive(tree):
         recur, persist, rest = [], [], []
         for f in part:
-            if f[0] in ("always", "eventually") and f[1][0] not in (f[0], "atom") \
-                    and f[1][0] in ("always", "eventually") and is_local(f[1][1]):
+            if f[0] in ("always", "eventually") and {f[0], f[1][0]} == {"always", "eventually"} \
+                    and is_local(f[1][1]):
                 (recur if f[0] == "always" else persist).append(f[1][1])
             else:
                 rest.append(f)
@@ -419,23 +419,7 @@ class Product:
                 and self.state[w] in targets[self.state[u]])
 
     def fair_parts(self, comp):
-        """Sub-components of comp in which every fairness condition of the spec is met."""
-        members = set(comp)
-        for (enabled, targets), kind in zip(self.graph.fair, self.graph.kinds, strict=False):
-            if next(self.fair_edges(targets, comp, members), None) is not None:
-                continue
-            if kind == "WF":
-                if any(not enabled[self.state[u]] for u in comp):
-                    continue
-                return []
-            if all(not enabled[self.state[u]] for u in comp):
-                continue
-            keep = [u in members and not enabled[self.state[u]] for u in range(len(self.state))]
-            out = []
-            for sub in self.components(keep):
-                out += self.fair_parts(sub)
-            return out
-        return [comp]
+        return fair_parts(comp, self.graph, self.state, self.fair_edges, self.components)
 
     def components(self, keep):
         """The strongly connected components of the pairs kept: Tarjan's nontrivial ones,
@@ -488,6 +472,29 @@ class Product:
 
     def walk(self, src, dst, members, stay=True):
         return shortest_path(self.succ, src, dst, members, stay)
+
+
+def fair_parts(comp, graph, state, fair_edges, components):
+    """Sub-components of comp (nodes; state[u] the graph state of node u) in which every
+    fairness condition of the spec (graph.fair, graph.kinds) is met: an <<A>>_v step
+    inside (fair_edges), or A disabled in some node (WF) or in every node (SF); under SF
+    the nodes where A is disabled are split into components again and asked again."""
+    members = set(comp)
+    for (enabled, targets), kind in zip(graph.fair, graph.kinds, strict=False):
+        if next(fair_edges(targets, comp, members), None) is not None:
+            continue
+        if kind == "WF":
+            if any(not enabled[state[u]] for u in comp):
+                continue
+            return []
+        if all(not enabled[state[u]] for u in comp):
+            continue
+        keep = [u in members and not enabled[state[u]] for u in range(len(state))]
+        out = []
+        for sub in components(keep):
+            out += fair_parts(sub, graph, state, fair_edges, components)
+        return out
+    return [comp]
 
 
 def shortest_path(succ, src, dst, members, stay=True):

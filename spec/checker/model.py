@@ -173,7 +173,7 @@ class Model:
         for target, replaced in originals.items():
             t = proxy.get(target)
             if isinstance(t, DefB):
-                proxy[target] = DefB(t.node, {**t.env, **replaced}, t.recursive)
+                proxy[target] = DefB(t.node, {**t.env, **replaced}, t.recursive, t.local)
 
     def check_target(self, name, target):
         if target not in self.env and not is_builtin(target):

@@ -36,10 +36,11 @@ class LocalB:
 class DefB:
     """A user definition (operator, or recursive function when node.function)."""
 
-    def __init__(self, node, env, recursive=False):
+    def __init__(self, node, env, recursive=False, local=False):
         self.node = node
         self.env = env
         self.recursive = recursive
+        self.local = local  # a LET definition
         self.params = node.arity or []
 
 

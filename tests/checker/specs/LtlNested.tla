@@ -14,4 +14,5 @@ Settles == <>(x = 1 /\ [](x # 0))
 FairVisits == WF_x(Next) => []<>(x = 2)
 FairSettles == WF_x(Next) => <>[](x = 2)
 NoThree == ~[]<>(x = 3)
+StartsAndCycles == ~(x = 0 /\ <>[](x # 2))
 ====
