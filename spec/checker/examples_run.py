@@ -2,7 +2,7 @@
 
     python -m spec.checker.examples_run EXAMPLES_DIR [--cpu S] [--timeout S] [--max-tlc-seconds 60]
                                         [--only TEXT[,TEXT...]] [--after NAME] [--json OUT]
-                                        [--list]
+                                        [--list] [--tlc TLA2TOOLS_JAR]
 
 Every `specifications/*/manifest.json` lists modules and their models with TLC's recorded
 `result`, `runtime` and, for most, `distinctStates`. We select the models whose mode is
@@ -22,6 +22,15 @@ child's CPU time, since the machine may be shared) and gets one verdict:
 those whose name sorts after NAME (to resume a run). The summary gives each verdict's count
 and share, then names every model refused, timed out or still blamed.
 Nothing of the Examples repository is copied: the checkout's path is an argument.
+
+--tlc JAR also runs TLC itself on each model, on this machine, right after ours: `java -cp
+JAR tlc2.TLC -workers 1`, under the same CPU limit, its CPU time (JVM start, JIT and garbage
+collector threads included) and wall time measured the same way. The manifests' runtimes
+come from other machines and TLC versions; this is the same-machine baseline. TLC's own
+distinct-state count is then compared too (where the manifest has none, e.g. a random
+graph). --tlc-library DIR is TLC's library path: the Examples' proofs EXTEND TLAPS and
+the *Theorems modules, which TLC's jar lacks (the TLA+ proof system's library has them).
+A cfg line `CHECK_DEADLOCK FALSE`, which older TLCs do not read, becomes -deadlock.
 """
 import argparse
 import json
@@ -135,6 +144,46 @@ def run_one(spec, cfg, timeout, cpu_seconds):
     return None, elapsed, f"exit {proc.returncode}: {tail}"
 
 
+TLC_OUTCOMES = [("No error has been found", "ok"), ("Deadlock reached", "deadlock"),
+                ("is violated", "safety"), ("Temporal properties were violated", "property"),
+                ("Assumption", "assumption")]
+
+
+def run_tlc(jar, library, spec, cfg, timeout, cpu_seconds):
+    """TLC on one model: (outcome, distinct states or None, CPU seconds, wall seconds)."""
+    import tempfile
+    import time
+    with tempfile.TemporaryDirectory(prefix="tlc-") as tmp:
+        text = cfg.read_text(errors="replace")
+        flags = ["-deadlock"] if re.search(r"CHECK_DEADLOCK\s+FALSE", text) else []
+        local = Path(tmp) / cfg.name
+        local.write_text(re.sub(r"CHECK_DEADLOCK\s+(FALSE|TRUE)", "", text))
+        cmd = ["nice", "-n", "10", "java", "-XX:+UseParallelGC", f"-DTLA-Library={library}",
+               "-cp", str(jar), "tlc2.TLC",
+               "-workers", "1", "-metadir", str(Path(tmp) / "states"), *flags,
+               "-config", str(local), spec.name]
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.monotonic()
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                                  cwd=spec.parent, preexec_fn=cpu_limit(cpu_seconds))
+        except subprocess.TimeoutExpired:
+            return "timeout", None, timeout, timeout
+        wall = time.monotonic() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    if proc.returncode in (-signal.SIGXCPU, -signal.SIGKILL) or cpu >= cpu_seconds:
+        return "timeout", None, cpu, wall
+    out = proc.stdout
+    found = re.findall(r"([\d,]+) distinct states found", out)
+    states = int(found[-1].replace(",", "")) if found else None
+    outcome = next((kind for text, kind in TLC_OUTCOMES if text in out), None)
+    if outcome is None:
+        errors = [ln for ln in out.splitlines() if ln.startswith(("Error", "Parsing"))]
+        outcome = "error: " + (errors[0] if errors else f"exit {proc.returncode}")[:120]
+    return outcome, states, cpu, wall
+
+
 def verdict(model, got):
     """(verdict, one-line detail) for our JSON `got` against TLC's manifest entry."""
     want = TLC_RESULT[model["result"]]
@@ -169,6 +218,10 @@ def main(argv=None):
     ap.add_argument("--after", default="")
     ap.add_argument("--json", default="")
     ap.add_argument("--list", action="store_true")
+    ap.add_argument("--tlc", default="", metavar="JAR",
+                    help="also run TLC (java -cp JAR tlc2.TLC, one worker) on each model")
+    ap.add_argument("--tlc-library", default="", metavar="DIR",
+                    help="modules TLC's jar lacks (TLAPS, *Theorems), for --tlc")
     args = ap.parse_args(argv)
     root = Path(args.examples).resolve()
     if not (root / "specifications").is_dir():
@@ -191,14 +244,29 @@ def main(argv=None):
         ours = got.get("distinct_states") if got else None
         print(f"{kind:9} {name}  ours {secs:.1f}s cpu, TLC {tlc}s  states {ours} "
               f"TLC {model.get('distinctStates')}  {detail[:160]}", flush=True)
-        rows.append({"model": name, "verdict": kind, "seconds": round(secs, 2),
-                     "tlc_seconds": tlc, "states": ours,
-                     "tlc_states": model.get("distinctStates"), "detail": detail})
+        row = {"model": name, "verdict": kind, "seconds": round(secs, 2),
+               "tlc_seconds": tlc, "states": ours,
+               "tlc_states": model.get("distinctStates"), "detail": detail}
+        if args.tlc:
+            row.update(here_tlc(args, spec, cfg, got, secs))
+        rows.append(row)
         if args.json:  # after every model, so an interrupted run keeps what it measured
             Path(args.json).write_text(json.dumps(rows, indent=1) + "\n")
     if not args.list:
         print(summary(rows))
     return 0
+
+
+def here_tlc(args, spec, cfg, got, secs):
+    """Run TLC on this machine too; print and return its measures beside ours."""
+    outcome, states, cpu, wall = run_tlc(args.tlc, args.tlc_library, spec, cfg, args.timeout, args.cpu)
+    ours = got.get("distinct_states") if got else None
+    same = "same states" if states == ours else f"STATES DIFFER ({ours} ours)"
+    ratio = f"{secs / cpu:.2f}" if cpu else "-"
+    print(f"          TLC here: {outcome}, {states} states ({same}), {cpu:.1f}s cpu, "
+          f"{wall:.1f}s wall; ours/TLC cpu {ratio}", flush=True)
+    return {"here_outcome": outcome, "here_states": states, "here_cpu": round(cpu, 2),
+            "here_wall": round(wall, 2)}
 
 
 def summary(rows):
