@@ -259,7 +259,8 @@ def main(argv=None):
 
 def here_tlc(args, spec, cfg, got, secs):
     """Run TLC on this machine too; print and return its measures beside ours."""
-    outcome, states, cpu, wall = run_tlc(args.tlc, args.tlc_library, spec, cfg, args.timeout, args.cpu)
+    outcome, states, cpu, wall = run_tlc(args.tlc, args.tlc_library, spec, cfg,
+                                         args.timeout, args.cpu)
     ours = got.get("distinct_states") if got else None
     same = "same states" if states == ours else f"STATES DIFFER ({ours} ours)"
     ratio = f"{secs / cpu:.2f}" if cpu else "-"

@@ -342,12 +342,15 @@ class Model:
         self.invariants = []
         for name in cfg.invariants:
             self.definition(name, "INVARIANT")
+            self.require_constant_true(name, "invariant")
             self.invariants.append((name, c.state_function(ref_node(name), self.env, name)))
         self.constraints = [c.state_function(ref_node(n), self.env, n)
-                            for n in cfg.constraints if self.definition(n, "CONSTRAINT")]
+                            for n in cfg.constraints if self.definition(n, "CONSTRAINT")
+                            and self.require_constant_true(n, "constraint")]
         self.action_constraints = [
             c.transition_function(ref_node(n), self.env)
-            for n in cfg.action_constraints if self.definition(n, "ACTION_CONSTRAINT")]
+            for n in cfg.action_constraints if self.definition(n, "ACTION_CONSTRAINT")
+            and self.require_constant_true(n, "action constraint")]
         # the state constraints depend on the state alone: a state stored once passes again
         self.constraints_pure = all(c.effect_free(f) for f in self.constraints)
         self.view_fn = None
@@ -360,9 +363,25 @@ class Model:
             self.symmetry = self.symmetry_maps(cfg.symmetry)
         for name in cfg.properties:
             self.definition(name, "PROPERTY")
+            self.require_constant_true(name, "property")
         self.postconditions = [(n, c.state_function(ref_node(n), self.env, n))
                                for n in cfg.postconditions if self.definition(n, "POSTCONDITION")]
         self.check_deadlock = cfg.check_deadlock
+
+    def require_constant_true(self, name, what):
+        """TLC evaluates a constant-level invariant, property or (action) constraint once,
+        before the search, and stops with an error unless it is TRUE (`Inv == 1 > 2`:
+        "The invariant of Inv is equal to FALSE"), where a state-level one false at the
+        start is a violation. One whose evaluation fails is left to the search, as in TLC.
+        Returns True to be used in a filter."""
+        try:
+            value = self.compiler.constant_value(ref_node(name), self.env, pure=True)
+        except (NeedsState, TLAError) + PY_ERRORS:
+            return True
+        if value is not True:
+            raise TLAError(f"The {what} of {name} is equal to {show(value)}",
+                           self.cfg.positions.get(name))
+        return True
 
     def next_labeled_on_first_call(self, s, emit):
         """Next naming each step's action, compiled when first needed (a trace, the

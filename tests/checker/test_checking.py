@@ -780,3 +780,19 @@ def test_a_constant_set_is_met_in_tlc_order_where_a_violation_is_found(run_spec,
             f'Init == x = ""\nNext == {next_}\nSafe == x # {bad}\n')
     r = run_spec(body, cfg="INIT Init\nNEXT Next\nINVARIANT Safe\n")
     assert (r.result, r.distinct_states) == ("invariant", found), (r.result, r.error)
+
+
+def test_constant_false_invariant_or_property_is_an_error_as_in_tlc(run_spec):
+    """TLC evaluates a constant-level invariant or property before the search and stops
+    unless it is TRUE; a state-level one false at the start is a violation. (Found by the
+    differential test against TLC, spec.checker.difftest.)"""
+    body = ("VARIABLE x\nInit == x = 0\nNext == x' = 1 - x\nSpec == Init /\\ [][Next]_x\n"
+            "Const == 1 > 2\nNum == 1 + 1\nState == x > 0\nSure == 2 > 1\n")
+    r = run_spec(body, "SPECIFICATION Spec\nINVARIANT Const\n")
+    assert r.result == "error" and "The invariant of Const is equal to FALSE" in r.error, r
+    r = run_spec(body, "SPECIFICATION Spec\nPROPERTY Num\n")
+    assert r.result == "error" and "The property of Num is equal to 2" in r.error, r
+    r = run_spec(body, "SPECIFICATION Spec\nINVARIANT State\n")
+    assert (r.result, r.violated, r.trace_length) == ("invariant", "State", 1), r
+    r = run_spec(body, "SPECIFICATION Spec\nINVARIANT Sure\nPROPERTY Sure\n")
+    assert (r.result, r.distinct_states) == ("ok", 2), r

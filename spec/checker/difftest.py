@@ -1,0 +1,412 @@
+"""Differential test against TLC itself: random small specs, both checkers, every answer compared.
+
+    python -m spec.checker.difftest --tlc TLA2TOOLS_JAR [--seed S] [--count N] [--start K]
+                                    [--out DIR] [--keep]
+
+Case k of seed S is a function of (S, k) alone: a spec over two to four typed variables
+(an integer, a boolean, a set, a sequence, a function, a record) whose Init, two to four
+actions, invariants, an optional state constraint, an optional temporal property under
+fairness, and deadlock checking on or off are drawn by `random.Random(f"{S}/{k}")` from a
+typed grammar of everyday TLA+ (arithmetic, sets and their comprehensions, quantifiers,
+CHOOSE, IF and CASE, LET, EXCEPT with @, records, sequences, Cardinality, DOMAIN, UNION,
+SUBSET). Values stay within small bounds, so every model is finite and small.
+
+TLC (java -cp JAR tlc2.TLC -workers 1) and this checker (python -m spec.checker --json)
+run on the same files. They must agree on the outcome (ok, invariant, deadlock, property,
+or an error), on the violated invariant, on the distinct-state count and depth of a clean
+run, and on the length of a safety counterexample (both search breadth-first, so both give
+a shortest one). A disagreement prints the case, both answers and the command that
+reproduces it, and its files stay under --out (all cases' files stay with --keep).
+TLC is the judge here: nothing of this module is shared with the checker it judges.
+"""
+import argparse
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+N = 4  # integers stay in 0..N
+
+
+class Gen:
+    """A typed random expression generator over the variables chosen for one case."""
+
+    def __init__(self, rng, variables):
+        self.rng = rng
+        self.vars = variables      # name -> type
+        self.bound = []            # names of bound integer variables in scope
+
+    def pick(self, *options):
+        return self.rng.choice(options)
+
+    def of(self, kind, depth):
+        return getattr(self, kind)(max(depth, 0))
+
+    def var_of(self, kind):
+        names = [v for v, t in self.vars.items() if t == kind]
+        return self.rng.choice(names) if names else None
+
+    def leaf_int(self):
+        choices = [str(self.rng.randint(0, N))] + self.bound
+        v = self.var_of("int")
+        if v:
+            choices.append(v)
+        return self.rng.choice(choices)
+
+    def int(self, d):
+        r = self.rng.randint(0, 13 if d else 0)
+        if r == 0:
+            return self.leaf_int()
+        a, b = (lambda: self.int(d - 1)), (lambda: self.int(d - 1))
+        forms = {
+            1: lambda: f"(({a()}) + ({b()})) % {N + 1}",
+            2: lambda: f"(({a()}) * ({b()})) % {N + 1}",
+            3: lambda: f"(({a()}) - ({b()})) % {N + 1}",
+            4: lambda: f"({a()}) \\div 2",
+            5: lambda: f"Cardinality({self.set(d - 1)}) % {N + 1}",
+            6: lambda: f"IF {self.bool(d - 1)} THEN {a()} ELSE {b()}",
+            7: lambda: f"CHOOSE i \\in 0..{N} : i >= {a()}",
+            8: lambda: f"CASE {self.bool(d - 1)} -> {a()} [] {self.bool(d - 1)} -> {b()} "
+                       f"[] OTHER -> {self.leaf_int()}",
+            9: lambda: f"LET m == {a()} IN (m + m) % {N + 1}",
+            10: lambda: self.access_int(d),
+            11: lambda: f"-({a()}) + {N}",
+            12: lambda: f"({a()}) %  ({b()} + 1)",
+            13: lambda: self.quant_int(d),
+        }
+        return forms[r]()
+
+    def quant_int(self, d):
+        name = f"i{len(self.bound)}"
+        s = self.set(d - 1)
+        self.bound.append(name)
+        body = self.bool(d - 1)
+        self.bound.pop()
+        return f"Cardinality({{{name} \\in {s} : {body}}}) % {N + 1}"
+
+    def access_int(self, d):
+        options = []
+        if "seq" in self.vars.values():
+            q = self.var_of("seq")
+            options.append(f"(IF {q} = <<>> THEN 0 ELSE Head({q}))")
+            options.append(f"Len({q})")
+            options.append(f"(IF Len({q}) > 1 THEN {q}[2] ELSE {N})")
+        if "fn" in self.vars.values():
+            options.append(f"{self.var_of('fn')}[({self.int(d - 1)}) % 3]")
+        if "rec" in self.vars.values():
+            options.append(f"{self.var_of('rec')}.p")
+        return self.rng.choice(options) if options else self.leaf_int()
+
+    def bool(self, d):
+        r = self.rng.randint(0, 12 if d else 0)
+        if r == 0:
+            choices = ["TRUE", "FALSE"]
+            if self.var_of("bool"):
+                choices += [self.var_of("bool")] * 2
+            if self.var_of("rec"):
+                choices.append(f"{self.var_of('rec')}.t")
+            return self.rng.choice(choices)
+        i, j = (lambda: self.int(d - 1)), (lambda: self.int(d - 1))
+        forms = {
+            1: lambda: f"(({i()}) < ({j()}))",
+            2: lambda: f"(({i()}) = ({j()}))",
+            3: lambda: f"(({i()}) # ({j()}))",
+            4: lambda: f"(({i()}) \\in {self.set(d - 1)})",
+            5: lambda: f"({self.set(d - 1)} \\subseteq {self.set(d - 1)})",
+            6: lambda: f"~({self.bool(d - 1)})",
+            7: lambda: f"({self.bool(d - 1)} /\\ {self.bool(d - 1)})",
+            8: lambda: f"({self.bool(d - 1)} \\/ {self.bool(d - 1)})",
+            9: lambda: f"({self.bool(d - 1)} => {self.bool(d - 1)})",
+            10: lambda: self.quant_bool(d, "\\E"),
+            11: lambda: self.quant_bool(d, "\\A"),
+            12: lambda: f"({self.seq(d - 1)} = {self.seq(d - 1)})" if self.var_of("seq")
+            else f"({self.set(d - 1)} = {self.set(d - 1)})",
+        }
+        return forms[r]()
+
+    def quant_bool(self, d, q):
+        name = f"i{len(self.bound)}"
+        s = self.set(d - 1)
+        self.bound.append(name)
+        body = self.bool(d - 1)
+        self.bound.pop()
+        return f"({q} {name} \\in {s} : {body})"
+
+    def set(self, d):
+        r = self.rng.randint(0, 11 if d else 0)
+        if r == 0:
+            choices = ["{}", f"0..{self.rng.randint(0, N)}", "{" + self.leaf_int() + "}"]
+            if self.var_of("set"):
+                choices += [self.var_of("set")] * 2
+            return self.rng.choice(choices)
+        a, b = (lambda: self.set(d - 1)), (lambda: self.set(d - 1))
+        forms = {
+            1: lambda: f"({a()} \\cup {b()})",
+            2: lambda: f"({a()} \\cap {b()})",
+            3: lambda: f"({a()} \\ {b()})",
+            4: lambda: "{" + f"{self.int(d - 1)}, {self.int(d - 1)}" + "}",
+            5: lambda: self.filter_set(d),
+            6: lambda: self.map_set(d),
+            7: lambda: f"0..({self.int(d - 1)})",
+            8: lambda: f"UNION {{{a()}, {b()}}}",
+            9: lambda: f"DOMAIN {self.var_of('seq')}" if self.var_of("seq") else a(),
+            10: lambda: (f"{{{self.var_of('fn')}[k] : k \\in DOMAIN {self.var_of('fn')}}}"
+                         if self.var_of("fn") else b()),
+            11: lambda: f"UNION {{t \\in SUBSET ({a()}) : Cardinality(t) = 1}}",
+        }
+        return forms[r]()
+
+    def filter_set(self, d):
+        name = f"i{len(self.bound)}"
+        s = self.set(d - 1)
+        self.bound.append(name)
+        body = self.bool(d - 1)
+        self.bound.pop()
+        return f"{{{name} \\in {s} : {body}}}"
+
+    def map_set(self, d):
+        name = f"i{len(self.bound)}"
+        s = self.set(d - 1)
+        self.bound.append(name)
+        body = self.int(d - 1)
+        self.bound.pop()
+        return f"{{({body}) % {N + 1} : {name} \\in {s}}}"
+
+    def seq(self, d):
+        q = self.var_of("seq") or "<<>>"
+        r = self.rng.randint(0, 6 if d else 0)
+        forms = {
+            0: lambda: self.rng.choice([q, "<<>>", f"<<{self.leaf_int()}>>"]),
+            1: lambda: f"(IF Len({q}) < 3 THEN Append({q}, {self.int(d - 1)}) ELSE {q})",
+            2: lambda: f"(IF {q} = <<>> THEN <<>> ELSE Tail({q}))",
+            3: lambda: f"<<{self.int(d - 1)}, {self.int(d - 1)}>>",
+            4: lambda: f"(IF Len({q}) < 2 THEN {q} \\o <<{self.int(d - 1)}>> ELSE {q})",
+            5: lambda: f"SubSeq({q}, 2, Len({q}))",
+            6: lambda: f"[j \\in 1..Len({q}) |-> ({q}[j] + 1) % {N + 1}]",
+        }
+        return forms[r]()
+
+    def fn(self, d):
+        f = self.var_of("fn")
+        r = self.rng.randint(0, 3 if d else 0)
+        if r == 0 or f is None:
+            return f or f"[k \\in 0..2 |-> {self.leaf_int()}]"
+        forms = {
+            1: lambda: f"[{f} EXCEPT ![({self.int(d - 1)}) % 3] = {self.int(d - 1)}]",
+            2: lambda: f"[{f} EXCEPT ![({self.int(d - 1)}) % 3] = (@ + 1) % {N + 1}]",
+            3: lambda: f"[k \\in 0..2 |-> IF k = ({self.int(d - 1)}) % 3 THEN {f}[k] "
+                       f"ELSE ({f}[k] + {self.int(d - 1)}) % {N + 1}]",
+        }
+        return forms[r]()
+
+    def rec(self, d):
+        r = self.var_of("rec")
+        k = self.rng.choice([0, 1, 2] if d and r else [0])
+        forms = {
+            0: lambda: r or f"[p |-> {self.leaf_int()}, t |-> TRUE]",
+            1: lambda: f"[{r} EXCEPT !.p = {self.int(d - 1)}]",
+            2: lambda: f"[p |-> {self.int(d - 1)}, t |-> {self.bool(d - 1)}]",
+        }
+        return forms[k]()
+
+
+INITIAL = {"int": "0", "bool": "FALSE", "set": "{}", "seq": "<<>>",
+           "fn": "[k \\in 0..2 |-> 0]", "rec": "[p |-> 0, t |-> FALSE]"}
+NAMES = {"int": "x", "bool": "b", "set": "s", "seq": "q", "fn": "f", "rec": "r"}
+
+
+def make_case(seed, k):
+    """(spec text, cfg text, TLC flags) of case k of seed."""
+    rng = random.Random(f"{seed}/{k}")
+    kinds = rng.sample(sorted(NAMES), rng.randint(2, 4))
+    variables = {NAMES[t]: t for t in kinds}
+    g, constant = Gen(rng, variables), Gen(rng, {})
+    names = list(variables)
+    lines = ["---- MODULE Fuzz ----", "EXTENDS Integers, Sequences, FiniteSets",
+             f"VARIABLES {', '.join(names)}", f"vars == <<{', '.join(names)}>>", ""]
+    lines.append("Init == " + " /\\ ".join(
+        f"{v} = {INITIAL[t]}" if rng.random() < 0.7 else f"{v} \\in {{{INITIAL[t]}, "
+        f"{constant.of(t, 1)}}}" for v, t in variables.items()))
+    actions = []
+    for a in range(rng.randint(2, 4)):
+        body = action(g, rng, variables)
+        actions.append(f"A{a}")
+        lines.append(f"A{a} == {body}")
+    lines.append("Next == " + " \\/ ".join(actions))
+    fair = rng.random() < 0.3
+    lines.append("Spec == Init /\\ [][Next]_vars" + (" /\\ WF_vars(Next)" if fair else ""))
+    lines.append(f"TypeOK == {typeok(variables)}")
+    lines.append(f"Inv == {g.bool(2)}")
+    cfg = ["SPECIFICATION Spec", "INVARIANT TypeOK", "INVARIANT Inv"]
+    if rng.random() < 0.3:
+        lines.append(f"Constraint == {g.bool(1)}")
+        cfg.append("CONSTRAINT Constraint")
+    if fair and rng.random() < 0.8:
+        p, q = state_predicate(g, rng, variables), state_predicate(g, rng, variables)
+        lines.append("Prop == " + rng.choice([f"<>({p})", f"[]<>({p})", f"({p}) ~> ({q})",
+                                              f"<>[]({p})"]))
+        cfg.append("PROPERTY Prop")
+    lines.append("====")
+    flags = ["-deadlock"] if rng.random() < 0.5 else []
+    return "\n".join(lines) + "\n", "\n".join(cfg) + "\n", flags
+
+
+def state_predicate(g, rng, variables):
+    """A predicate that reads a variable: TLC 2.15 finds `<>(TRUE => TRUE)` violated (its
+    tableau mishandles a constant body), which is TLC's bug, not a disagreement to chase."""
+    reads = re.compile(r"\b(" + "|".join(variables) + r")\b")
+    for _ in range(20):
+        p = g.bool(1)
+        if reads.search(p):
+            return p
+    v, t = rng.choice(sorted(variables.items()))
+    return f"{v} = {INITIAL[t]}"
+
+
+def action(g, rng, variables):
+    """A guard, then every variable either assigned (= or \\in) or left unchanged."""
+    parts = [g.bool(1)] if rng.random() < 0.6 else []
+    quantified = rng.random() < 0.3
+    if quantified:
+        g.bound.append("e")
+    for v, t in variables.items():
+        r = rng.random()
+        if r < 0.3:
+            parts.append(f"UNCHANGED {v}")
+        elif r < 0.4 and t == "int":
+            parts.append(f"{v}' \\in {g.set(1)}")
+        else:
+            parts.append(f"{v}' = ({g.of(t, 2)})")
+    if quantified:
+        g.bound.pop()
+        return f"\\E e \\in {g.set(1)} : " + " /\\ ".join(parts)
+    return " /\\ ".join(parts)
+
+
+def typeok(variables):
+    kinds = {"int": "\\in 0..{N}", "bool": "\\in BOOLEAN", "set": "\\subseteq 0..{N}",
+             "seq": "\\in Seq(0..{N})", "fn": "\\in [0..2 -> 0..{N}]",
+             "rec": "\\in [p : 0..{N}, t : BOOLEAN]"}
+    return " /\\ ".join(f"{v} " + kinds[t].format(N=N) for v, t in variables.items())
+
+
+# --- running both and reading their answers --------------------------------------------
+
+TIMEOUT = 120  # seconds per checker and case; a case over it is counted, not compared
+
+
+def run_tlc(jar, folder, flags):
+    cmd = ["java", "-XX:+UseParallelGC", "-Xss16m", "-cp", str(jar), "tlc2.TLC", "-workers", "1",
+           "-nowarning", "-metadir", str(folder / "states"), *flags, "-config", "Fuzz.cfg",
+           "Fuzz.tla"]
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, cwd=folder,
+                             timeout=TIMEOUT).stdout
+    except subprocess.TimeoutExpired:
+        return {"result": "timeout", "distinct_states": None}
+    (folder / "tlc.out").write_text(out)
+    return read_tlc(out)
+
+
+def read_tlc(out):
+    """TLC's text as {result, violated, distinct_states, depth, trace_length}."""
+    answer = {"result": "error", "violated": None, "distinct_states": None, "depth": None,
+              "trace_length": None}
+    m = re.search(r"Error: Invariant (\w+) is violated", out)
+    if "No error has been found" in out:
+        answer["result"] = "ok"
+    elif m:
+        answer.update(result="invariant", violated=m.group(1))
+    elif "Error: Deadlock reached" in out:
+        answer["result"] = "deadlock"
+    elif "Temporal properties were violated" in out:
+        answer["result"] = "property"
+    found = re.findall(r"([\d,]+) distinct states found", out)
+    if found:
+        answer["distinct_states"] = int(found[-1].replace(",", ""))
+    depth = re.search(r"depth of the complete state graph search is (\d+)", out)
+    if depth:
+        answer["depth"] = int(depth.group(1))
+    trace = [int(n) for n in re.findall(r"^State (\d+):", out, flags=re.M)]
+    if answer["result"] in ("invariant", "deadlock"):
+        answer["trace_length"] = max(trace) if trace else 1  # "violated by the initial state"
+    return answer
+
+
+def run_ours(folder, flags):
+    cmd = [sys.executable, "-m", "spec.checker", "--json", *flags, "-config",
+           str(folder / "Fuzz.cfg"), str(folder / "Fuzz.tla")]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=TIMEOUT,
+                              env={**os.environ, "PYTHONHASHSEED": "0"})
+    except subprocess.TimeoutExpired:
+        return {"result": "timeout"}
+    (folder / "ours.out").write_text(proc.stdout + proc.stderr)
+    for line in reversed(proc.stdout.splitlines()):
+        if line.startswith("{"):
+            return json.loads(line)
+    return {"result": "crash", "error": (proc.stderr.strip().splitlines() or ["?"])[-1]}
+
+
+def differences(tlc, ours):
+    """What the two answers disagree on (an empty list when they agree)."""
+    if tlc["result"] != ours.get("result"):
+        return [f"outcome: TLC {tlc['result']}, ours {ours.get('result')} "
+                f"{ours.get('violated') or ours.get('error') or ''}".strip()]
+    keys = {"ok": ["distinct_states", "depth"], "invariant": ["violated", "trace_length"],
+            "deadlock": ["trace_length"]}.get(tlc["result"], [])
+    if tlc["distinct_states"] == 0:  # TLC 2.15 reports depth 1 there, later TLCs 0, as we do
+        keys = [k for k in keys if k != "depth"]
+    return [f"{k}: TLC {tlc[k]}, ours {ours.get(k)}" for k in keys if tlc[k] != ours.get(k)]
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tlc", required=True, metavar="JAR", help="TLC's tla2tools.jar")
+    ap.add_argument("--seed", type=int, default=None, help="default: drawn and printed")
+    ap.add_argument("--count", type=int, default=50)
+    ap.add_argument("--start", type=int, default=0, help="first case number")
+    ap.add_argument("--out", default="difftest-out", help="where disagreements are kept")
+    ap.add_argument("--keep", action="store_true", help="keep every case's files")
+    args = ap.parse_args(argv)
+    if not Path(args.tlc).is_file() or not shutil.which("java"):
+        print(f"error: need java on the PATH and TLC's jar at {args.tlc}", file=sys.stderr)
+        return 2
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(10**6)
+    print(f"seed {seed}", flush=True)
+    out = Path(args.out)
+    tally, started = {"agree": 0, "disagree": 0, "timeout": 0}, time.monotonic()
+    for k in range(args.start, args.start + args.count):
+        spec, cfg, flags = make_case(seed, k)
+        folder = out / f"{seed}-{k}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "Fuzz.tla").write_text(spec)
+        (folder / "Fuzz.cfg").write_text(cfg)
+        tlc, ours = run_tlc(args.tlc, folder, flags), run_ours(folder, flags)
+        timeout = "timeout" in (tlc["result"], ours["result"])
+        diff = [] if timeout else differences(tlc, ours)
+        tally["timeout" if timeout else "disagree" if diff else "agree"] += 1
+        done = k - args.start + 1
+        rate = done / (time.monotonic() - started)
+        said = "DISAGREE " + "; ".join(diff) if diff else "timeout" if timeout else "agree"
+        print(f"case {k}: {said} (TLC {tlc['result']}, {tlc['distinct_states']} states)  "
+              f"[{done}/{args.count}, {rate:.2f}/s, ETA {(args.count - done) / rate:.0f}s]",
+              flush=True)
+        if diff:
+            print(f"  files: {folder}\n  again: python -m spec.checker.difftest --tlc {args.tlc} "
+                  f"--seed {seed} --start {k} --count 1", flush=True)
+        elif not args.keep:
+            shutil.rmtree(folder)
+    print(f"seed {seed}: {tally['agree']} agree, {tally['disagree']} disagree, "
+          f"{tally['timeout']} over {TIMEOUT} s")
+    return 1 if tally["disagree"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
