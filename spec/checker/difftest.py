@@ -4,9 +4,11 @@
                                     [--out DIR] [--keep]
 
 Case k of seed S is a function of (S, k) alone: a spec over two to four typed variables
-(an integer, a boolean, a set, a sequence, a function, a record) whose Init, two to four
-actions, invariants, an optional state constraint, an optional temporal property under
-fairness, and deadlock checking on or off are drawn by `random.Random(f"{S}/{k}")` from a
+(an integer, a boolean, a set, a sequence, a function, a record, a model value of a
+constant set P and a subset of P) whose Init, two to four actions, invariants, an optional
+state constraint, an optional temporal property under fairness, SYMMETRY over P for some
+(no CHOOSE among P then), and deadlock checking on or off are drawn by
+`random.Random(f"{S}/{k}")` from a
 typed grammar of everyday TLA+ (arithmetic, sets and their comprehensions, quantifiers,
 CHOOSE, IF and CASE, LET, EXCEPT with @, records, sequences, Cardinality, DOMAIN, UNION,
 SUBSET). Values stay within small bounds, so every model is finite and small.
@@ -37,10 +39,11 @@ N = 4  # integers stay in 0..N
 class Gen:
     """A typed random expression generator over the variables chosen for one case."""
 
-    def __init__(self, rng, variables):
+    def __init__(self, rng, variables, symmetric=False):
         self.rng = rng
         self.vars = variables      # name -> type
         self.bound = []            # names of bound integer variables in scope
+        self.symmetric = symmetric  # under SYMMETRY: nothing that tells p1 from p2
 
     def pick(self, *options):
         return self.rng.choice(options)
@@ -101,6 +104,8 @@ class Gen:
             options.append(f"{self.var_of('fn')}[({self.int(d - 1)}) % 3]")
         if "rec" in self.vars.values():
             options.append(f"{self.var_of('rec')}.p")
+        if "procs" in self.vars.values():
+            options.append(f"Cardinality({self.procs(d - 1)})")
         return self.rng.choice(options) if options else self.leaf_int()
 
     def bool(self, d):
@@ -111,6 +116,9 @@ class Gen:
                 choices += [self.var_of("bool")] * 2
             if self.var_of("rec"):
                 choices.append(f"{self.var_of('rec')}.t")
+            if self.var_of("proc") or self.var_of("procs"):
+                choices += [f"({self.proc(0)} \\in {self.procs(0)})",
+                            f"({self.procs(0)} = {{}})", f"({self.procs(0)} = P)"]
             return self.rng.choice(choices)
         i, j = (lambda: self.int(d - 1)), (lambda: self.int(d - 1))
         forms = {
@@ -216,9 +224,31 @@ class Gen:
         return forms[k]()
 
 
+    def proc(self, d):
+        """A model value of P = {p1, p2, p3}."""
+        o, h = self.var_of("proc"), self.var_of("procs") or "{}"
+        forms = [o or "(CHOOSE p \\in P : TRUE)"]
+        if d and not self.symmetric:  # CHOOSE tells the model values apart
+            forms += [f"(CHOOSE p \\in P : p # {forms[0]})",
+                      f"(IF P \\ {h} = {{}} THEN {forms[0]} "
+                      f"ELSE CHOOSE p \\in P \\ {h} : TRUE)"]
+        return self.rng.choice(forms)
+
+    def procs(self, d):
+        """A subset of P."""
+        h = self.var_of("procs") or "{}"
+        if not d:
+            return self.rng.choice([h, h, "{}", "P"])
+        return self.rng.choice([f"({h} \\cup {{{self.proc(d - 1)}}})",
+                                f"({h} \\ {{{self.proc(d - 1)}}})", f"(P \\ {h})",
+                                f"{{p \\in P : p # {self.proc(d - 1)}}}", h])
+
+
 INITIAL = {"int": "0", "bool": "FALSE", "set": "{}", "seq": "<<>>",
-           "fn": "[k \\in 0..2 |-> 0]", "rec": "[p |-> 0, t |-> FALSE]"}
-NAMES = {"int": "x", "bool": "b", "set": "s", "seq": "q", "fn": "f", "rec": "r"}
+           "fn": "[k \\in 0..2 |-> 0]", "rec": "[p |-> 0, t |-> FALSE]",
+           "proc": "CHOOSE p \\in P : TRUE", "procs": "{}"}
+NAMES = {"int": "x", "bool": "b", "set": "s", "seq": "q", "fn": "f", "rec": "r",
+         "proc": "o", "procs": "h"}
 
 
 def make_case(seed, k):
@@ -226,10 +256,14 @@ def make_case(seed, k):
     rng = random.Random(f"{seed}/{k}")
     kinds = rng.sample(sorted(NAMES), rng.randint(2, 4))
     variables = {NAMES[t]: t for t in kinds}
-    g, constant = Gen(rng, variables), Gen(rng, {})
+    symmetric = bool({"proc", "procs"} & set(kinds)) and rng.random() < 0.4
+    if symmetric and "proc" not in kinds:  # then every model value named is o's
+        kinds.append("proc")
+    g, constant = Gen(rng, variables, symmetric), Gen(rng, {})
     names = list(variables)
-    lines = ["---- MODULE Fuzz ----", "EXTENDS Integers, Sequences, FiniteSets",
-             f"VARIABLES {', '.join(names)}", f"vars == <<{', '.join(names)}>>", ""]
+    lines = ["---- MODULE Fuzz ----", "EXTENDS Integers, Sequences, FiniteSets, TLC",
+             "CONSTANT P", f"VARIABLES {', '.join(names)}",
+             f"vars == <<{', '.join(names)}>>", "Sym == Permutations(P)"]
     lines.append("Init == " + " /\\ ".join(
         f"{v} = {INITIAL[t]}" if rng.random() < 0.7 else f"{v} \\in {{{INITIAL[t]}, "
         f"{constant.of(t, 1)}}}" for v, t in variables.items()))
@@ -242,12 +276,13 @@ def make_case(seed, k):
     fair = rng.random() < 0.3
     lines.append("Spec == Init /\\ [][Next]_vars" + (" /\\ WF_vars(Next)" if fair else ""))
     lines.append(f"TypeOK == {typeok(variables)}")
-    lines.append(f"Inv == {g.bool(2)}")
-    cfg = ["SPECIFICATION Spec", "INVARIANT TypeOK", "INVARIANT Inv"]
+    lines.append(f"Inv == {state_predicate(g, rng, variables, 2)}")
+    cfg = ["CONSTANT P = {p1, p2, p3}", "SPECIFICATION Spec", "INVARIANT TypeOK",
+           "INVARIANT Inv"] + (["SYMMETRY Sym"] if symmetric else [])
     if rng.random() < 0.3:
-        lines.append(f"Constraint == {g.bool(1)}")
+        lines.append(f"Constraint == {state_predicate(g, rng, variables)}")
         cfg.append("CONSTRAINT Constraint")
-    if fair and rng.random() < 0.8:
+    if fair and not symmetric and rng.random() < 0.8:
         p, q = state_predicate(g, rng, variables), state_predicate(g, rng, variables)
         lines.append("Prop == " + rng.choice([f"<>({p})", f"[]<>({p})", f"({p}) ~> ({q})",
                                               f"<>[]({p})"]))
@@ -257,12 +292,13 @@ def make_case(seed, k):
     return "\n".join(lines) + "\n", "\n".join(cfg) + "\n", flags
 
 
-def state_predicate(g, rng, variables):
-    """A predicate that reads a variable: TLC 2.15 finds `<>(TRUE => TRUE)` violated (its
-    tableau mishandles a constant body), which is TLC's bug, not a disagreement to chase."""
+def state_predicate(g, rng, variables, depth=1):
+    """A predicate that reads a variable. A constant one would be tested once, before the
+    search (both checkers do), and TLC 2.15 finds `<>(TRUE => TRUE)` violated (its tableau
+    mishandles a constant body): TLC's bug, not a disagreement to chase."""
     reads = re.compile(r"\b(" + "|".join(variables) + r")\b")
     for _ in range(20):
-        p = g.bool(1)
+        p = g.bool(depth)
         if reads.search(p):
             return p
     v, t = rng.choice(sorted(variables.items()))
@@ -281,6 +317,8 @@ def action(g, rng, variables):
             parts.append(f"UNCHANGED {v}")
         elif r < 0.4 and t == "int":
             parts.append(f"{v}' \\in {g.set(1)}")
+        elif r < 0.5 and t == "proc":
+            parts.append(f"{v}' \\in {g.procs(1)}")
         else:
             parts.append(f"{v}' = ({g.of(t, 2)})")
     if quantified:
@@ -292,7 +330,7 @@ def action(g, rng, variables):
 def typeok(variables):
     kinds = {"int": "\\in 0..{N}", "bool": "\\in BOOLEAN", "set": "\\subseteq 0..{N}",
              "seq": "\\in Seq(0..{N})", "fn": "\\in [0..2 -> 0..{N}]",
-             "rec": "\\in [p : 0..{N}, t : BOOLEAN]"}
+             "rec": "\\in [p : 0..{N}, t : BOOLEAN]", "proc": "\\in P", "procs": "\\subseteq P"}
     return " /\\ ".join(f"{v} " + kinds[t].format(N=N) for v, t in variables.items())
 
 
