@@ -68,6 +68,8 @@ def test_reading_tlc_text():
         == "deadlock"
     assert read_tlc("Error: Temporal properties were violated.")["result"] == "property"
     assert read_tlc("Error: The invariant of Inv is equal to FALSE")["result"] == "error"
+    assert read_tlc("Error: No next state actions defined to generate successor states from."
+                    )["result"] == "skip"  # TLC 2.15's alone: later TLCs check on
 
 
 def test_differences_name_what_differs():
@@ -87,8 +89,8 @@ def test_differences_name_what_differs():
 @pytest.mark.skipif(not (JAR.is_file() and shutil.which("java")),
                     reason=f"needs java and TLC's jar at {JAR} (.ci/setup installs both as root)")
 def test_a_sample_agrees_with_tlc(tmp_path):
-    """Twelve random specs, TLC itself as the judge (the campaign in spec/README runs more)."""
+    """Thirty random specs, TLC itself as the judge (the campaign in spec/README runs more)."""
     cmd = [sys.executable, "-m", "spec.checker.difftest", "--tlc", str(JAR), "--seed", "20261205",
-           "--count", "12", "--out", str(tmp_path)]
+           "--count", "30", "--out", str(tmp_path)]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, timeout=900)
     assert proc.returncode == 0, f"{proc.stdout}\n{proc.stderr}\nreproduce: {' '.join(cmd)}"
