@@ -12,7 +12,8 @@ state constraint, an optional temporal property under fairness, SYMMETRY over P 
 typed grammar of everyday TLA+ (arithmetic, sets and their comprehensions, quantifiers,
 CHOOSE, IF and CASE, LET, EXCEPT with @, :> and @@, records, sequences, Cardinality, DOMAIN,
 UNION, SUBSET, \\X, function and sequence sets, a RECURSIVE operator, a recursive function,
-ENABLED in an invariant), with an optional ACTION_CONSTRAINT. Values stay within small
+ENABLED in an invariant), actions with a parameter, weak and strong fairness of whole
+actions or of each instance of one, with an optional ACTION_CONSTRAINT. Values stay within small
 bounds, so every model is finite and small.
 
 TLC (java -cp JAR tlc2.TLC -workers 1) and this checker (python -m spec.checker --json)
@@ -282,18 +283,24 @@ def make_case(seed, k):
     lines.append("Init == " + " /\\ ".join(
         f"{v} = {INITIAL[t]}" if rng.random() < 0.7 else f"{v} \\in {{{INITIAL[t]}, "
         f"{constant.of(t, 1)}}}" for v, t in variables.items()))
-    actions = []
+    actions, steps, fairness = [], [], []
     for a in range(rng.randint(2, 4)):
-        body = action(g, rng, variables)
+        head, body, step, fair_forms = action(g, rng, variables, f"A{a}")
         actions.append(f"A{a}")
-        lines.append(f"A{a} == {body}")
-    lines.append("Next == " + " \\/ ".join(actions))
-    fair = rng.random() < 0.3
-    lines.append("Spec == Init /\\ [][Next]_vars" + (" /\\ WF_vars(Next)" if fair else ""))
+        steps.append(step)
+        fairness.append(rng.choice(fair_forms))
+        lines.append(f"{head} == {body}")
+    lines.append("Next == " + " \\/ ".join(steps))
+    fair = rng.random() < 0.35
+    if fair and rng.random() < 0.5:  # weak or strong fairness of some actions
+        chosen = [f for f in fairness if rng.random() < 0.6] or fairness[:1]
+    else:
+        chosen = ["WF_vars(Next)"] if fair else []
+    lines.append(" /\\ ".join(["Spec == Init /\\ [][Next]_vars"] + chosen))
     lines.append(f"TypeOK == {typeok(variables)}")
     inv = state_predicate(g, rng, variables, 2)
     if rng.random() < 0.2:  # ENABLED in a state predicate
-        inv = f"({inv}) \\/ ~ENABLED {rng.choice(actions)}"
+        inv = f"({inv}) \\/ ~ENABLED {rng.choice(steps)}"
     lines.append(f"Inv == {inv}")
     cfg = ["CONSTANT P = {p1, p2, p3}", "SPECIFICATION Spec", "INVARIANT TypeOK",
            "INVARIANT Inv"] + (["SYMMETRY Sym"] if symmetric else [])
@@ -327,26 +334,41 @@ def state_predicate(g, rng, variables, depth=1):
     return f"{v} = {INITIAL[t]}"
 
 
-def action(g, rng, variables):
-    """A guard, then every variable either assigned (= or \\in) or left unchanged."""
+def action(g, rng, variables, name):
+    """(head, body, its disjunct of Next, its fairness conditions): a guard, then every
+    variable assigned (= or \\in) or left unchanged (alone or several in one UNCHANGED),
+    maybe under `\\E e \\in S`, or as an operator A(e) that Next calls for each e of S."""
     parts = [g.bool(1)] if rng.random() < 0.6 else []
-    quantified = rng.random() < 0.3
-    if quantified:
+    shape = rng.choice(["plain", "plain", "exists", "operator"])
+    if shape != "plain":
         g.bound.append("e")
+    kept = []
     for v, t in variables.items():
         r = rng.random()
         if r < 0.3:
-            parts.append(f"UNCHANGED {v}")
+            kept.append(v)
         elif r < 0.4 and t == "int":
             parts.append(f"{v}' \\in {g.set(1)}")
         elif r < 0.5 and t == "proc":
             parts.append(f"{v}' \\in {g.procs(1)}")
         else:
             parts.append(f"{v}' = ({g.of(t, 2)})")
-    if quantified:
-        g.bound.pop()
-        return f"\\E e \\in {g.set(1)} : " + " /\\ ".join(parts)
-    return " /\\ ".join(parts)
+    if len(kept) > 1 and rng.random() < 0.5:
+        parts.append(f"UNCHANGED <<{', '.join(kept)}>>")
+    else:
+        parts += [f"UNCHANGED {v}" for v in kept]
+    body = " /\\ ".join(parts)
+    if shape == "plain":
+        return name, body, name, [f"WF_vars({name})", f"SF_vars({name})"]
+    g.bound.pop()
+    if shape == "exists":
+        body = f"\\E e \\in {g.set(1)} : {body}"
+        return name, body, name, [f"WF_vars({name})", f"SF_vars({name})"]
+    domain = f"0..{rng.randint(0, 2)}"
+    return (f"{name}(e)", body, f"(\\E e \\in {domain} : {name}(e))",
+            [f"\\A e \\in {domain} : WF_vars({name}(e))",
+             f"\\A e \\in {domain} : SF_vars({name}(e))",
+             f"WF_vars(\\E e \\in {domain} : {name}(e))"])
 
 
 def typeok(variables):
