@@ -737,6 +737,10 @@ def expand_forall(compiler, node, env):
                 except NeedsState:
                     raise TLAError("the bound of a quantified temporal formula must be constant",
                                    pos(d, env[" path"])) from None
+                except TLAError as e:  # an infinite bound (Nat): say where, as TLC does
+                    if e.where is None:
+                        e.where = pos(set_node, env[" path"])
+                    raise
                 combos = [e]
                 for t in names:
                     combos = [dict(c, **{t.operator: ConstB(compiler.inject(v, t.operator))})

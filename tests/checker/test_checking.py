@@ -796,3 +796,10 @@ def test_constant_false_invariant_or_property_is_an_error_as_in_tlc(run_spec):
     assert (r.result, r.violated, r.trace_length) == ("invariant", "State", 1), r
     r = run_spec(body, "SPECIFICATION Spec\nINVARIANT Sure\nPROPERTY Sure\n")
     assert (r.result, r.distinct_states) == ("ok", 2), r
+
+
+def test_infinite_bound_of_a_temporal_quantifier_is_named_with_its_position(run_spec):
+    body = ("VARIABLE x\nInit == x = 0\nNext == x' = (x + 1) % 3\n"
+            "Spec == Init /\\ [][Next]_x /\\ WF_x(Next)\nP == \\A n \\in Nat : <>(x = n)\n")
+    r = run_spec(body, "SPECIFICATION Spec\nPROPERTY P\n")
+    assert r.result == "error" and ":7:15: cannot enumerate the infinite set Nat" in r.error, r
