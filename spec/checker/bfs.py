@@ -111,12 +111,16 @@ def canonicaliser(model):
 class Explorer:
     """Breadth-first search. `step_tests` are action properties `[][A]_v`: each is tested
     on every step in the model as the step is generated, the first failing one (in the
-    order of the search) kept in `bad_steps` for the property checker."""
+    order of the search) kept in `bad_steps` for the property checker. `init_tests` are
+    a property's state predicates on the initial states, tested on each initial state
+    right after the invariants, before the search, whether the constraints keep it or not
+    (TLC's order: "Property P is violated by the initial state" comes first)."""
 
-    def __init__(self, model, keep_edges=False, progress=None, step_tests=()):
+    def __init__(self, model, keep_edges=False, progress=None, step_tests=(), init_tests=()):
         self.model = model
         self.keep_edges = keep_edges
         self.step_tests = list(step_tests)
+        self.init_tests = list(init_tests)  # (property name, condition or None, predicate)
         self.bad_steps = {}  # test -> (index of the state, the successor) of its first failure
         self.progress = progress
         self.seen = {}
@@ -186,7 +190,8 @@ class Explorer:
         return True
 
     def run(self):
-        """Explore; returns ("ok"|"invariant"|"deadlock", name, bad_index, extra_state)."""
+        """Explore; returns ("ok"|"invariant"|"property"|"deadlock", name, bad_index,
+        extra_state)."""
         m = self.model
         inits = []
         m.compiler.tlc_level[0] = 1
@@ -199,6 +204,11 @@ class Explorer:
                 bad = self.first_bad_invariant(t)
                 if bad:
                     return ("invariant", bad, None, t)
+            for name, cond, pred in self.init_tests:
+                what = f"property {name}"
+                if (cond is None or guarded(cond, t, what=what) is True) \
+                        and guarded(pred, t, what=what) is not True:
+                    return ("property", name, None, t)
             if not self.in_model(None, t):
                 continue
             self.add(t, -1)

@@ -64,12 +64,14 @@ def run_model(model, result, progress=False, workers=1):
         result.distinct_states = result.states_generated = result.depth = 0
         return
     props = PropertyChecker(model)
-    if workers > 1 and not (props.needs_graph or props.step_tests or model.symmetry
+    if workers > 1 and not (props.needs_graph or props.step_tests or props.init_tests
+                            or model.symmetry
                             or model.view_fn is not None or model.postconditions):
         from .parallel import run_parallel
         if run_parallel(model, result, workers, progress):
             return
     explorer = Explorer(model, keep_edges=props.needs_graph, step_tests=props.step_tests,
+                        init_tests=props.init_tests,
                         progress=print_progress if progress else None)
     outcome, name, idx, extra = explorer.run()
     result.states_generated = explorer.generated

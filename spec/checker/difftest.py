@@ -12,7 +12,8 @@ state constraint, an optional temporal property under fairness, SYMMETRY over P 
 typed grammar of everyday TLA+ (arithmetic, sets and their comprehensions, quantifiers,
 CHOOSE, IF and CASE, LET, EXCEPT with @, :> and @@, records, sequences, Cardinality, DOMAIN,
 UNION, SUBSET, \\X, function and sequence sets, a RECURSIVE operator, a recursive function,
-ENABLED in an invariant), actions with a parameter, weak and strong fairness of whole
+ENABLED in an invariant), actions with a parameter, a refinement of a random one-variable
+spec through INSTANCE ... WITH, weak and strong fairness of whole
 actions or of each instance of one, with an optional ACTION_CONSTRAINT. Values stay within small
 bounds, so every model is finite and small.
 
@@ -264,7 +265,7 @@ NAMES = {"int": "x", "bool": "b", "set": "s", "seq": "q", "fn": "f", "rec": "r",
 
 
 def make_case(seed, k):
-    """(spec text, cfg text, TLC flags) of case k of seed."""
+    """({file name: text}, TLC flags) of case k of seed: Fuzz.tla, Fuzz.cfg, maybe Abs.tla."""
     rng = random.Random(f"{seed}/{k}")
     kinds = rng.sample(sorted(NAMES), rng.randint(2, 4))
     variables = {NAMES[t]: t for t in kinds}
@@ -316,9 +317,39 @@ def make_case(seed, k):
         lines.append("Prop == " + rng.choice([f"<>({p})", f"[]<>({p})", f"({p}) ~> ({q})",
                                               f"<>[]({p})"]))
         cfg.append("PROPERTY Prop")
+    files = {}
+    if not symmetric and rng.random() < 0.25:  # a refinement, through INSTANCE ... WITH
+        files["Abs.tla"] = abstract_module(rng)
+        lines.append(f"Abs == INSTANCE Abs WITH z <- {state_int(g, variables)}")
+        lines.append("AbsSpec == Abs!SpecA")
+        cfg.append("PROPERTY AbsSpec")
     lines.append("====")
     flags = ["-deadlock"] if rng.random() < 0.5 else []
-    return "\n".join(lines) + "\n", "\n".join(cfg) + "\n", flags
+    files["Fuzz.tla"], files["Fuzz.cfg"] = "\n".join(lines) + "\n", "\n".join(cfg) + "\n"
+    return files, flags
+
+
+def abstract_module(rng):
+    """A one-variable spec that Fuzz may or may not refine, with or without fairness."""
+    steps = rng.sample([f"z' = (z + {rng.randint(1, 2)}) % {N + 1}", "z' = z", "z' = 0",
+                        f"z' \\in 0..{N} \\ {{z}}", f"z < {N} /\\ z' = z + 1",
+                        f"z' = (z * 2) % {N + 1}"], rng.randint(1, 3))
+    fair = " /\\ WF_z(NextA)" if rng.random() < 0.4 else ""
+    return "\n".join([
+        "---- MODULE Abs ----", "EXTENDS Integers", "VARIABLE z",
+        "InitA == " + rng.choice(["z = 0", "z \\in 0..1", "z \\in {0, 2}", f"z \\in 0..{N}"]),
+        "NextA == " + " \\/ ".join(f"({a})" for a in steps),
+        f"SpecA == InitA /\\ [][NextA]_z{fair}", "===="]) + "\n"
+
+
+def state_int(g, variables):
+    """An integer expression that reads a variable (the refinement mapping of z)."""
+    reads = re.compile(r"\b(" + "|".join(variables) + r")\b")
+    for _ in range(20):
+        e = g.int(1)
+        if reads.search(e):
+            return e
+    return "0"
 
 
 def state_predicate(g, rng, variables, depth=1):
@@ -410,13 +441,14 @@ def read_tlc(out):
     if any(text in out for text in OLD_TLC_ONLY):
         return {**answer, "result": "skip"}
     m = re.search(r"Error: Invariant (\w+) is violated", out)
+    prop = re.search(r"Error: (Action property|Property) \S+ is violated", out)
     if "No error has been found" in out:
         answer["result"] = "ok"
     elif m:
         answer.update(result="invariant", violated=m.group(1))
     elif "Error: Deadlock reached" in out:
         answer["result"] = "deadlock"
-    elif "Temporal properties were violated" in out:
+    elif "Temporal properties were violated" in out or prop:
         answer["result"] = "property"
     found = re.findall(r"([\d,]+) distinct states found", out)
     if found:
@@ -475,11 +507,11 @@ def main(argv=None):
     out = Path(args.out)
     tally, started = {"agree": 0, "disagree": 0, "skip": 0}, time.monotonic()
     for k in range(args.start, args.start + args.count):
-        spec, cfg, flags = make_case(seed, k)
+        files, flags = make_case(seed, k)
         folder = out / f"{seed}-{k}"
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / "Fuzz.tla").write_text(spec)
-        (folder / "Fuzz.cfg").write_text(cfg)
+        for name, text in files.items():
+            (folder / name).write_text(text)
         tlc, ours = run_tlc(args.tlc, folder, flags), run_ours(folder, flags)
         skip = tlc["result"] == "skip" or "timeout" in (tlc["result"], ours["result"])
         diff = [] if skip else differences(tlc, ours)

@@ -54,6 +54,10 @@ class PropertyChecker:
                        "often_step", "often_any", "reach", "settle", "settle_step", "general"}
         self.needs_graph = any(o.kind in graph_kinds for o in self.obligations)
         self.step_tests = [o.preds[0] for o in self.obligations if o.kind == "action"]
+        # state predicates on the initial states: the explorer tests them on every initial
+        # state, one outside the constraints too, as it tests the invariants (as TLC does)
+        self.init_tests = [(o.name, o.cond, o.preds[0]) for o in self.obligations
+                           if o.kind == "init"]
         for o in self.obligations:
             if o.kind == "always" and o.cond is None:
                 model.invariants.append((o.name, o.preds[0]))
@@ -263,13 +267,6 @@ class PropertyChecker:
     def check(self, explorer, result):
         states = explorer.states
         inits = [i for i in range(len(states)) if explorer.parents[i] < 0]
-        for o in self.obligations:
-            if o.kind == "init":
-                for i in inits:
-                    if o.cond is not None and o.cond(states[i]) is not True:
-                        continue
-                    if o.preds[0](states[i]) is not True:
-                        return self.report(result, o, [i], None, explorer)
         graph = Graph(explorer, self.model, self.fairness) if self.needs_graph else None
         for o in self.obligations:
             if o.kind == "action":

@@ -803,3 +803,15 @@ def test_infinite_bound_of_a_temporal_quantifier_is_named_with_its_position(run_
             "Spec == Init /\\ [][Next]_x /\\ WF_x(Next)\nP == \\A n \\in Nat : <>(x = n)\n")
     r = run_spec(body, "SPECIFICATION Spec\nPROPERTY P\n")
     assert r.result == "error" and ":7:15: cannot enumerate the infinite set Nat" in r.error, r
+
+
+def test_state_predicate_property_is_tested_on_initial_states_first_as_in_tlc(run_spec):
+    """TLC tests a PROPERTY's state predicate on each initial state right after the
+    invariants, before the search, and on an initial state the constraint excludes too.
+    (Both found by the differential test against TLC.)"""
+    body = ("VARIABLE x\nInit == x = 0\nNext == x' = x + 1\nSpec == Init /\\ [][Next]_x\n"
+            "Q == x # 0\nInv == x < 2\nCon == x # 0\n")
+    r = run_spec(body, "SPECIFICATION Spec\nINVARIANT Inv\nPROPERTY Q\nCHECK_DEADLOCK FALSE\n")
+    assert (r.result, r.violated, r.trace_length) == ("property", "Q", 1), r
+    r = run_spec(body, "SPECIFICATION Spec\nCONSTRAINT Con\nPROPERTY Q\nCHECK_DEADLOCK FALSE\n")
+    assert (r.result, r.violated, r.distinct_states) == ("property", "Q", 0), r

@@ -26,14 +26,14 @@ def test_cases_are_well_formed_for_the_checker(tmp_path):
     the same error in both checkers and so hide as an agreement."""
     outcomes = set()
     for k in range(25):
-        spec, cfg, _ = make_case(11, k)
-        (tmp_path / "Fuzz.tla").write_text(spec)
-        (tmp_path / "Fuzz.cfg").write_text(cfg)
+        files, _ = make_case(11, k)
+        for name, text in files.items():
+            (tmp_path / name).write_text(text)
         r = check(str(tmp_path / "Fuzz.tla"), str(tmp_path / "Fuzz.cfg"))
         assert not (r.result == "error" and any(w in r.error for w in (
-            "parse", "unknown operator", "not defined", "expected"))), (k, r.error, spec)
+            "parse", "unknown operator", "not defined", "expected"))), (k, r.error, files)
         outcomes.add(r.result)
-    assert {"ok", "invariant"} <= outcomes, outcomes
+    assert {"ok", "invariant", "property"} <= outcomes, outcomes
 
 
 TLC_OK = """Model checking completed. No error has been found.
@@ -67,6 +67,7 @@ def test_reading_tlc_text():
     assert read_tlc("Error: Deadlock reached.\nState 1: <Initial predicate>\n")["result"] \
         == "deadlock"
     assert read_tlc("Error: Temporal properties were violated.")["result"] == "property"
+    assert read_tlc("Error: Action property AbsSpec is violated.")["result"] == "property"
     assert read_tlc("Error: The invariant of Inv is equal to FALSE")["result"] == "error"
     assert read_tlc("Error: No next state actions defined to generate successor states from."
                     )["result"] == "skip"  # TLC 2.15's alone: later TLCs check on
