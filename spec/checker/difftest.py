@@ -397,8 +397,8 @@ def action(g, rng, variables, name):
         return name, body, name, [f"WF_vars({name})", f"SF_vars({name})"]
     domain = f"0..{rng.randint(0, 2)}"
     return (f"{name}(e)", body, f"(\\E e \\in {domain} : {name}(e))",
-            [f"\\A e \\in {domain} : WF_vars({name}(e))",
-             f"\\A e \\in {domain} : SF_vars({name}(e))",
+            [f"(\\A e \\in {domain} : WF_vars({name}(e)))",
+             f"(\\A e \\in {domain} : SF_vars({name}(e)))",
              f"WF_vars(\\E e \\in {domain} : {name}(e))"])
 
 

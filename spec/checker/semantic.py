@@ -98,6 +98,7 @@ class Walker:
         self.path = path
         self.std = std
         self.let_arity = {}  # LET-defined operators in scope -> number of parameters
+        self.binders = set()  # names bound by the enclosing quantifiers, CHOOSEs, ...
 
     def fail(self, msg, node):
         raise TLAError(msg, pos(node, self.path))
@@ -165,18 +166,30 @@ class Walker:
                 self.walk(a, bound)
 
     def walk_binder(self, node, decls, bound):
+        """A quantifier, CHOOSE, set or function constructor: its bounds in the outer
+        scope, its body with its names bound. A name an enclosing one of these already
+        binds (`\\E i \\in S : \\A i \\in T : ...`) is SANY's "multiply-defined symbol",
+        an error in TLA+, not a shadowing."""
         decls = decls if isinstance(decls, list) else [decls]
-        inner = set(bound)
+        inner, names = set(bound), set()
         for d in decls:
             if name_of(d) == "OperatorApplication" and d.operator == "\\in" and d.arguments:
                 target, set_node = d.arguments
                 self.walk(set_node, bound)
-                inner |= target_names(target)
+                names |= target_names(target)
             else:
-                inner |= target_names(d)
-        for field in node._fields:
-            if field not in ("symbol", "start", "end", "declarations", "declaration"):
-                self.walk(getattr(node, field), inner)
+                names |= target_names(d)
+        for name in sorted(names & self.binders):
+            self.fail(f"multiply-defined symbol {name}: an enclosing expression binds it "
+                      "already", node)
+        inner |= names
+        outer, self.binders = self.binders, self.binders | names
+        try:
+            for field in node._fields:
+                if field not in ("symbol", "start", "end", "declarations", "declaration"):
+                    self.walk(getattr(node, field), inner)
+        finally:
+            self.binders = outer
 
     def walk_let(self, node, bound):
         inner = set(bound)

@@ -815,3 +815,19 @@ def test_state_predicate_property_is_tested_on_initial_states_first_as_in_tlc(ru
     assert (r.result, r.violated, r.trace_length) == ("property", "Q", 1), r
     r = run_spec(body, "SPECIFICATION Spec\nCONSTRAINT Con\nPROPERTY Q\nCHECK_DEADLOCK FALSE\n")
     assert (r.result, r.violated, r.distinct_states) == ("property", "Q", 0), r
+
+
+def test_a_name_bound_again_inside_its_binder_is_an_error_as_in_sany(run_spec):
+    """`\\A e \\in S : WF(..) /\\ \\A e \\in T : ...` binds e inside e's own scope: SANY's
+    "multiply-defined symbol". A LET name reused by a CHOOSE in its own definition, or a
+    LAMBDA's parameter named like a LET, stays legal (both occur in tlaplus/Examples)."""
+    body = ("VARIABLE x\nInit == x = 0\nNext == x' = 1 - x\n"
+            "Bad == \\E e \\in {1} : \\A e \\in {2} : x = e\n"
+            "Apply(F(_), v) == F(v)\n"
+            "Good == LET y == CHOOSE y \\in {1, 2} : TRUE IN "
+            "LET z == Apply(LAMBDA z : z + 1, y) IN y + z > 0\n")
+    r = run_spec(body, "INIT Init\nNEXT Next\nINVARIANT Good\n")
+    assert r.result == "error" and ":6:23:" in r.error and "multiply-defined symbol e" in r.error, r
+    r = run_spec(body.replace("\\A e \\in {2} : x = e", "\\A f \\in {2} : x = f"),
+                 "INIT Init\nNEXT Next\nINVARIANT Good\n")
+    assert (r.result, r.distinct_states) == ("ok", 2), r
