@@ -3,19 +3,21 @@
     python -m spec.checker.difftest --tlc TLA2TOOLS_JAR [--seed S] [--count N] [--start K]
                                     [--out DIR] [--keep]
 
-Case k of seed S is a function of (S, k) alone: a spec over two to four typed variables
-(an integer, a boolean, a set, a sequence, a function, a record, a model value of a
-constant set P and a subset of P) whose Init, two to four actions, invariants, an optional
-state constraint, an optional temporal property under fairness, SYMMETRY over P for some
-(no CHOOSE among P then), and deadlock checking on or off are drawn by
-`random.Random(f"{S}/{k}")` from a
-typed grammar of everyday TLA+ (arithmetic, sets and their comprehensions, quantifiers,
-CHOOSE, IF and CASE, LET, EXCEPT with @, :> and @@, records, sequences, Cardinality, DOMAIN,
-UNION, SUBSET, \\X, function and sequence sets, a RECURSIVE operator, a recursive function,
-ENABLED in an invariant), actions with a parameter, a refinement of a random one-variable
-spec through INSTANCE ... WITH, weak and strong fairness of whole
-actions or of each instance of one, with an optional ACTION_CONSTRAINT. Values stay within small
-bounds, so every model is finite and small.
+Case k of seed S is a function of (S, k) alone, drawn by `random.Random(f"{S}/{k}")`:
+- two to four typed variables: an integer, a boolean, a set, a sequence, a function, a
+  record, a model value of a constant set P, a subset of P;
+- Init, and two to four actions (some under `\\E e \\in S`, some operators A(e) that
+  Next calls for each e of a constant set), from a typed grammar of everyday TLA+:
+  arithmetic, sets and their comprehensions, quantifiers, CHOOSE, IF and CASE, LET, EXCEPT
+  with @, :> and @@, records, sequences, Cardinality, DOMAIN, UNION, SUBSET, \\X, function
+  and sequence sets, a RECURSIVE operator, a recursive function, a constant K ASSUMEd in
+  range;
+- invariants (one may read ENABLED), an optional state constraint and ACTION_CONSTRAINT,
+  an optional temporal property under weak or strong fairness (of Next, of chosen actions
+  or of each instance of one), an optional refinement of a random one-variable spec
+  through INSTANCE ... WITH, SYMMETRY over P for some (no CHOOSE among P then), INIT and
+  NEXT or SPECIFICATION in the cfg, deadlock checking on or off.
+Values stay within small bounds, so every model is finite and small.
 
 TLC (java -cp JAR tlc2.TLC -workers 1) and this checker (python -m spec.checker --json)
 run on the same files. They must agree on the outcome (ok, invariant, deadlock, property,
@@ -60,7 +62,7 @@ class Gen:
         return self.rng.choice(names) if names else None
 
     def leaf_int(self):
-        choices = [str(self.rng.randint(0, N))] + self.bound
+        choices = [str(self.rng.randint(0, N)), "K"] + self.bound
         v = self.var_of("int")
         if v:
             choices.append(v)
@@ -275,7 +277,7 @@ def make_case(seed, k):
     g, constant = Gen(rng, variables, symmetric), Gen(rng, {})
     names = list(variables)
     lines = ["---- MODULE Fuzz ----", "EXTENDS Integers, Sequences, FiniteSets, TLC",
-             "CONSTANT P", f"VARIABLES {', '.join(names)}",
+             "CONSTANTS P, K", f"ASSUME K \\in 0..{N}", f"VARIABLES {', '.join(names)}",
              f"vars == <<{', '.join(names)}>>", "Sym == Permutations(P)",
              "RECURSIVE SumSet(_)",
              "SumSet(S) == IF S = {} THEN 0 ELSE LET y == CHOOSE y \\in S : TRUE IN "
@@ -303,8 +305,10 @@ def make_case(seed, k):
     if rng.random() < 0.2:  # ENABLED in a state predicate
         inv = f"({inv}) \\/ ~ENABLED {rng.choice(steps)}"
     lines.append(f"Inv == {inv}")
-    cfg = ["CONSTANT P = {p1, p2, p3}", "SPECIFICATION Spec", "INVARIANT TypeOK",
-           "INVARIANT Inv"] + (["SYMMETRY Sym"] if symmetric else [])
+    behaviour = ["SPECIFICATION Spec"] if len(chosen) or rng.random() < 0.5 else \
+        ["INIT Init", "NEXT Next"]  # no fairness: the cfg may name Init and Next instead
+    cfg = [f"CONSTANTS P = {{p1, p2, p3}}  K = {rng.randint(0, N)}", *behaviour,
+           "INVARIANT TypeOK", "INVARIANT Inv"] + (["SYMMETRY Sym"] if symmetric else [])
     if rng.random() < 0.3:
         lines.append(f"Constraint == {state_predicate(g, rng, variables)}")
         cfg.append("CONSTRAINT Constraint")
