@@ -159,6 +159,7 @@ def run_tlc(jar, library, spec, cfg, timeout, cpu_seconds):
         local = Path(tmp) / cfg.name
         local.write_text(re.sub(r"CHECK_DEADLOCK\s+(FALSE|TRUE)", "", text))
         cmd = ["nice", "-n", "10", "java", "-XX:+UseParallelGC", f"-DTLA-Library={library}",
+               f"-Djava.io.tmpdir={tmp}",  # TLC 2.15 unpacks its standard modules there
                "-cp", str(jar), "tlc2.TLC",
                "-workers", "1", "-metadir", str(Path(tmp) / "states"), *flags,
                "-config", str(local), spec.name]
