@@ -109,19 +109,18 @@ def canonicaliser(model):
 
 
 class Explorer:
-    """Breadth-first search. `step_tests` are action properties `[][A]_v`: each is tested
-    on every step in the model as the step is generated, the first failing one (in the
-    order of the search) kept in `bad_steps` for the property checker. `init_tests` are
-    a property's state predicates on the initial states, tested on each initial state
-    right after the invariants, before the search, whether the constraints keep it or not
-    (TLC's order: "Property P is violated by the initial state" comes first)."""
+    """Breadth-first search. `step_tests` are (name, test) of action properties `[][A]_v`,
+    tested on every step as the search generates it, one into a state the constraints
+    leave out too, after the invariants; the first failure ends the search, as in TLC.
+    `init_tests` are a property's state predicates on the initial states, tested on each
+    initial state right after the invariants, before the search, whether the constraints
+    keep it or not (TLC's order: "Property P is violated by the initial state" first)."""
 
     def __init__(self, model, keep_edges=False, progress=None, step_tests=(), init_tests=()):
         self.model = model
         self.keep_edges = keep_edges
         self.step_tests = list(step_tests)
         self.init_tests = list(init_tests)  # (property name, condition or None, predicate)
-        self.bad_steps = {}  # test -> (index of the state, the successor) of its first failure
         self.progress = progress
         self.seen = {}
         self.states = []
@@ -161,19 +160,18 @@ class Explorer:
         except (TLAError,) + PY_ERRORS:
             return False
 
-    def test_step(self, i, s, t):
-        """Test step s -> t (s is state i) against the step tests not yet failed."""
-        failed = False
-        for test in self.step_tests:
-            try:
-                ok = test(s, t) is True
-            except (TLAError,) + PY_ERRORS:  # raised again when the property is reported
-                ok = False
-            if not ok:
-                self.bad_steps[test] = (i, t)
-                failed = True
-        if failed:
-            self.step_tests = [f for f in self.step_tests if f not in self.bad_steps]
+    def first_bad_step(self, s, t, new):
+        """The outcome of step s -> t failing an invariant in t (new: t was not met before)
+        or else an action property, as run() returns it without the indexes; or None."""
+        if new and not self.all_hold(self.model.invariant_all() if self.model.invariants
+                                     else None, t):
+            bad = self.first_bad_invariant(t)
+            if bad:
+                return ("invariant", bad)
+        for name, test in self.step_tests:
+            if guarded(test, s, t, what=f"property {name}") is not True:
+                return ("property", name)
+        return None
 
     def in_model(self, parent, state, stored=False):
         """Do the constraints keep state (reached from parent)? stored: state is already
@@ -307,6 +305,11 @@ class Explorer:
                                         or self.in_model(s, t, got is not None)):
                     # TLC checks the invariants of a state outside the constraints too
                     # (each time it is generated) and keeps it out of the graph
+                    if self.step_tests:
+                        bad = self.first_bad_step(s, t, True)
+                        if bad:
+                            return (*bad, idx, t)
+                        continue
                     if self.all_hold(inv_all, t):
                         continue
                     bad = self.first_bad_invariant(t)
@@ -336,7 +339,9 @@ class Explorer:
                         known[t] = n if got is None else got
                 if self.step_tests and t not in stepped:  # a step several actions take:
                     stepped.add(t)                        # tested once
-                    self.test_step(idx, s, t)
+                    bad = self.first_bad_step(s, t, got is None)
+                    if bad:
+                        return (*bad, idx, t)
                 if keep:
                     out_edges.append(n if got is None else got)
                 if got is not None:

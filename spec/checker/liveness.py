@@ -53,7 +53,8 @@ class PropertyChecker:
         graph_kinds = {"eventually", "often", "stable", "leadsto", "wf", "sf",
                        "often_step", "often_any", "reach", "settle", "settle_step", "general"}
         self.needs_graph = any(o.kind in graph_kinds for o in self.obligations)
-        self.step_tests = [o.preds[0] for o in self.obligations if o.kind == "action"]
+        self.step_tests = [(o.name, o.preds[0]) for o in self.obligations
+                           if o.kind == "action"]  # tested by the search: bfs.Explorer
         # state predicates on the initial states: the explorer tests them on every initial
         # state, one outside the constraints too, as it tests the invariants (as TLC does)
         self.init_tests = [(o.name, o.cond, o.preds[0]) for o in self.obligations
@@ -269,10 +270,7 @@ class PropertyChecker:
         inits = [i for i in range(len(states)) if explorer.parents[i] < 0]
         graph = Graph(explorer, self.model, self.fairness) if self.needs_graph else None
         for o in self.obligations:
-            if o.kind == "action":
-                found = first_bad_step(explorer, o.preds[0])
-            else:
-                found = graph and graph.violation(o, inits)
+            found = graph and graph.violation(o, inits)
             if found is not None:
                 prefix, cycle = found
                 return self.report(result, o, prefix, cycle, explorer)
@@ -290,18 +288,6 @@ class PropertyChecker:
         elif cycle:
             result.cycle_back = len(prefix)
         return result
-
-
-def first_bad_step(explorer, test):
-    """The first step of the search that fails an action property (tested by the explorer
-    as it generated the steps), as a path; its evaluation error, raised again; or None."""
-    if test not in explorer.bad_steps:
-        return None
-    i, t = explorer.bad_steps[test]
-    s = explorer.states[i]
-    if test(s, t) is not True:
-        return explorer.path_to(i) + [t], None
-    raise TLAError("an action property held on a step where it failed before")
 
 
 def disjuncts(node, env):
@@ -404,7 +390,7 @@ class Graph:
     def violation(self, o, inits):
         n = self.n
         st = self.states
-        if o.kind in ("always", "init"):
+        if o.kind in ("always", "init", "action"):  # tested during the search
             return None
         if o.kind == "reach":
             return self.reach_bad(o, inits)

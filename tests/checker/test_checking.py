@@ -361,7 +361,7 @@ def test_a_step_is_tested_on_the_stored_copy_of_its_successor(tmp_path):
     """
     model = load(*write_spec(tmp_path, body, "INIT Init\nNEXT Next\nCHECK_DEADLOCK FALSE\n"))
     met = []
-    explorer = Explorer(model, step_tests=[lambda s, t: met.append(t) or True])
+    explorer = Explorer(model, step_tests=[("Met", lambda s, t: met.append(t) or True)])
     explorer.run()
     stored = {id(t) for t in explorer.states}
     assert len(met) > len(explorer.states) - 1  # some successors met twice
@@ -831,3 +831,18 @@ def test_a_name_bound_again_inside_its_binder_is_an_error_as_in_sany(run_spec):
     r = run_spec(body.replace("\\A e \\in {2} : x = e", "\\A f \\in {2} : x = f"),
                  "INIT Init\nNEXT Next\nINVARIANT Good\n")
     assert (r.result, r.distinct_states) == ("ok", 2), r
+
+
+def test_action_property_is_tested_on_every_step_and_stops_the_search_as_in_tlc(run_spec):
+    """TLC tests `[][A]_v` on each step as it is generated, a step into a state the
+    CONSTRAINT leaves out too, and stops at the first failure: an invariant that fails
+    deeper is not reached. (Both found by the differential test against TLC.)"""
+    body = ("VARIABLE x\nInit == x = 0\nNext == x' = x + 1\nSpec == Init /\\ [][Next]_x\n"
+            "Step == [][x' < 1]_x\nInv == x < 3\nCon == x < 1\n")
+    r = run_spec(body, "SPECIFICATION Spec\nINVARIANT Inv\nPROPERTY Step\n"
+                       "CHECK_DEADLOCK FALSE\n")
+    assert (r.result, r.violated, r.trace_length) == ("property", "Step", 2), r
+    r = run_spec(body, "SPECIFICATION Spec\nCONSTRAINT Con\nPROPERTY Step\n"
+                       "CHECK_DEADLOCK FALSE\n")
+    assert (r.result, r.violated, r.trace_length, r.distinct_states) \
+        == ("property", "Step", 2, 1), r
