@@ -51,9 +51,6 @@ class Gen:
         self.bound = []            # names of bound integer variables in scope
         self.symmetric = symmetric  # under SYMMETRY: nothing that tells p1 from p2
 
-    def pick(self, *options):
-        return self.rng.choice(options)
-
     def of(self, kind, depth):
         return getattr(self, kind)(max(depth, 0))
 
@@ -270,10 +267,10 @@ def make_case(seed, k):
     """({file name: text}, TLC flags) of case k of seed: Fuzz.tla, Fuzz.cfg, maybe Abs.tla."""
     rng = random.Random(f"{seed}/{k}")
     kinds = rng.sample(sorted(NAMES), rng.randint(2, 4))
-    variables = {NAMES[t]: t for t in kinds}
     symmetric = bool({"proc", "procs"} & set(kinds)) and rng.random() < 0.4
     if symmetric and "proc" not in kinds:  # then every model value named is o's
         kinds.append("proc")
+    variables = {NAMES[t]: t for t in kinds}
     g, constant = Gen(rng, variables, symmetric), Gen(rng, {})
     names = list(variables)
     lines = ["---- MODULE Fuzz ----", "EXTENDS Integers, Sequences, FiniteSets, TLC",
@@ -286,10 +283,9 @@ def make_case(seed, k):
     lines.append("Init == " + " /\\ ".join(
         f"{v} = {INITIAL[t]}" if rng.random() < 0.7 else f"{v} \\in {{{INITIAL[t]}, "
         f"{constant.of(t, 1)}}}" for v, t in variables.items()))
-    actions, steps, fairness = [], [], []
+    steps, fairness = [], []
     for a in range(rng.randint(2, 4)):
         head, body, step, fair_forms = action(g, rng, variables, f"A{a}")
-        actions.append(f"A{a}")
         steps.append(step)
         fairness.append(rng.choice(fair_forms))
         lines.append(f"{head} == {body}")
