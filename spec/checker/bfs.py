@@ -161,15 +161,16 @@ class Explorer:
             return False
 
     def first_bad_step(self, s, t, new):
-        """The outcome of step s -> t failing an invariant in t (new: t was not met before)
-        or else an action property, as run() returns it without the indexes; or None."""
-        if new and not self.all_hold(self.model.invariant_all() if self.model.invariants
-                                     else None, t):
-            bad = self.first_bad_invariant(t)
-            if bad:
-                return ("invariant", bad)
+        """("property", name) of the first action property step s -> t fails, or None;
+        ("invariant", name) instead when t (new: not met before) fails an invariant too,
+        since TLC tests a state's invariants before its step."""
         for name, test in self.step_tests:
             if guarded(test, s, t, what=f"property {name}") is not True:
+                m = self.model
+                if new and not self.all_hold(m.invariant_all() if m.invariants else None, t):
+                    bad = self.first_bad_invariant(t)
+                    if bad:
+                        return ("invariant", bad)
                 return ("property", name)
         return None
 
@@ -305,11 +306,9 @@ class Explorer:
                                         or self.in_model(s, t, got is not None)):
                     # TLC checks the invariants of a state outside the constraints too
                     # (each time it is generated) and keeps it out of the graph
-                    if self.step_tests:
-                        bad = self.first_bad_step(s, t, True)
-                        if bad:
-                            return (*bad, idx, t)
-                        continue
+                    bad = self.step_tests and self.first_bad_step(s, t, True)
+                    if bad:
+                        return (*bad, idx, t)
                     if self.all_hold(inv_all, t):
                         continue
                     bad = self.first_bad_invariant(t)

@@ -846,3 +846,11 @@ def test_action_property_is_tested_on_every_step_and_stops_the_search_as_in_tlc(
                        "CHECK_DEADLOCK FALSE\n")
     assert (r.result, r.violated, r.trace_length, r.distinct_states) \
         == ("property", "Step", 2, 1), r
+    r = run_spec(body.replace("x' < 1", "x' < 9"),  # the step holds: the state's invariant
+                 "SPECIFICATION Spec\nCONSTRAINT Con\nPROPERTY Step\nINVARIANT Inv\n"
+                 "CHECK_DEADLOCK FALSE\n")
+    assert (r.result, r.violated) == ("ok", None), r
+    r = run_spec(body.replace("x' < 1", "x' < 9").replace("x < 3", "x < 1"),
+                 "SPECIFICATION Spec\nCONSTRAINT Con\nPROPERTY Step\nINVARIANT Inv\n"
+                 "CHECK_DEADLOCK FALSE\n")
+    assert (r.result, r.violated, r.trace_length) == ("invariant", "Inv", 2), r
