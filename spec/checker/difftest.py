@@ -298,6 +298,8 @@ def make_case(seed, k):
     lines.append(" /\\ ".join(["Spec == Init /\\ [][Next]_vars"] + chosen))
     lines.append(f"TypeOK == {typeok(variables)}")
     inv = state_predicate(g, rng, variables, 2)
+    if rng.random() < 0.5:  # one that few states break: the search gets deeper first
+        inv = f"~({atom(rng, variables)} /\\ {atom(rng, variables)} /\\ ({inv}))"
     if rng.random() < 0.2:  # ENABLED in a state predicate
         inv = f"({inv}) \\/ ~ENABLED {rng.choice(steps)}"
     lines.append(f"Inv == {inv}")
