@@ -58,6 +58,16 @@ class Gen:
         names = [v for v, t in self.vars.items() if t == kind]
         return self.rng.choice(names) if names else None
 
+    def bind(self, d, body):
+        """A fresh bound integer over a set (depth d - 1), and body(d - 1) with it in scope:
+        (its name, the set, the body)."""
+        name = f"i{len(self.bound)}"
+        s = self.set(d - 1)
+        self.bound.append(name)
+        inside = body(d - 1)
+        self.bound.pop()
+        return name, s, inside
+
     def leaf_int(self):
         choices = [str(self.rng.randint(0, N)), "K"] + self.bound
         v = self.var_of("int")
@@ -91,11 +101,7 @@ class Gen:
         return f"({forms[r]()})"  # whole: `a % 5 + 1` is a precedence conflict
 
     def quant_int(self, d):
-        name = f"i{len(self.bound)}"
-        s = self.set(d - 1)
-        self.bound.append(name)
-        body = self.bool(d - 1)
-        self.bound.pop()
+        name, s, body = self.bind(d, self.bool)
         return f"Cardinality({{{name} \\in {s} : {body}}}) % {N + 1}"
 
     def access_int(self, d):
@@ -149,11 +155,7 @@ class Gen:
         return forms[r]()
 
     def quant_bool(self, d, q):
-        name = f"i{len(self.bound)}"
-        s = self.set(d - 1)
-        self.bound.append(name)
-        body = self.bool(d - 1)
-        self.bound.pop()
+        name, s, body = self.bind(d, self.bool)
         return f"({q} {name} \\in {s} : {body})"
 
     def set(self, d):
@@ -181,19 +183,11 @@ class Gen:
         return forms[r]()
 
     def filter_set(self, d):
-        name = f"i{len(self.bound)}"
-        s = self.set(d - 1)
-        self.bound.append(name)
-        body = self.bool(d - 1)
-        self.bound.pop()
+        name, s, body = self.bind(d, self.bool)
         return f"{{{name} \\in {s} : {body}}}"
 
     def map_set(self, d):
-        name = f"i{len(self.bound)}"
-        s = self.set(d - 1)
-        self.bound.append(name)
-        body = self.int(d - 1)
-        self.bound.pop()
+        name, s, body = self.bind(d, self.int)
         return f"{{({body}) % {N + 1} : {name} \\in {s}}}"
 
     def seq(self, d):
