@@ -464,6 +464,8 @@ def read_tlc(out):
         answer["result"] = "deadlock"
     elif "Temporal properties were violated" in out or prop:
         answer["result"] = "property"
+    elif re.search(r"Error: Assumption .* is false", out):
+        answer["result"] = "assumption"
     found = re.findall(r"([\d,]+) distinct states found", out)
     if found:
         answer["distinct_states"] = int(found[-1].replace(",", ""))

@@ -2,7 +2,7 @@
 
     python -m spec.checker.examples_run EXAMPLES_DIR [--cpu S] [--timeout S] [--max-tlc-seconds 60]
                                         [--only TEXT[,TEXT...]] [--after NAME] [--json OUT]
-                                        [--list] [--tlc TLA2TOOLS_JAR]
+                                        [--list] [--tlc TLA2TOOLS_JAR [--tlc-library DIR]]
 
 Every `specifications/*/manifest.json` lists modules and their models with TLC's recorded
 `result`, `runtime` and, for most, `distinctStates`. We select the models whose mode is
@@ -40,7 +40,11 @@ import resource
 import signal
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
+
+from .difftest import read_tlc
 
 STANDARD = {"Naturals", "Integers", "Reals", "Sequences", "FiniteSets", "Bags", "TLC",
             "TLCExt", "Json", "Randomization", "RealTime", "Toolbox",
@@ -144,15 +148,9 @@ def run_one(spec, cfg, timeout, cpu_seconds):
     return None, elapsed, f"exit {proc.returncode}: {tail}"
 
 
-TLC_OUTCOMES = [("No error has been found", "ok"), ("Deadlock reached", "deadlock"),
-                ("is violated", "safety"), ("Temporal properties were violated", "property"),
-                ("Assumption", "assumption")]
-
-
 def run_tlc(jar, library, spec, cfg, timeout, cpu_seconds):
-    """TLC on one model: (outcome, distinct states or None, CPU seconds, wall seconds)."""
-    import tempfile
-    import time
+    """TLC on one model: (outcome, distinct states or None, CPU seconds, wall seconds),
+    the outcome as difftest.read_tlc reads TLC's text ("invariant" is "safety" here)."""
     with tempfile.TemporaryDirectory(prefix="tlc-") as tmp:
         text = cfg.read_text(errors="replace")
         flags = ["-deadlock"] if re.search(r"CHECK_DEADLOCK\s+FALSE", text) else []
@@ -175,14 +173,12 @@ def run_tlc(jar, library, spec, cfg, timeout, cpu_seconds):
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if proc.returncode in (-signal.SIGXCPU, -signal.SIGKILL) or cpu >= cpu_seconds:
         return "timeout", None, cpu, wall
-    out = proc.stdout
-    found = re.findall(r"([\d,]+) distinct states found", out)
-    states = int(found[-1].replace(",", "")) if found else None
-    outcome = next((kind for text, kind in TLC_OUTCOMES if text in out), None)
-    if outcome is None:
-        errors = [ln for ln in out.splitlines() if ln.startswith(("Error", "Parsing"))]
+    answer = read_tlc(proc.stdout)
+    outcome = {"invariant": "safety"}.get(answer["result"], answer["result"])
+    if outcome in ("error", "skip"):
+        errors = [ln for ln in proc.stdout.splitlines() if ln.startswith(("Error", "Parsing"))]
         outcome = "error: " + (errors[0] if errors else f"exit {proc.returncode}")[:120]
-    return outcome, states, cpu, wall
+    return outcome, answer["distinct_states"], cpu, wall
 
 
 def verdict(model, got):
@@ -224,6 +220,12 @@ def main(argv=None):
     ap.add_argument("--tlc-library", default="", metavar="DIR",
                     help="modules TLC's jar lacks (TLAPS, *Theorems), for --tlc")
     args = ap.parse_args(argv)
+    if args.tlc:  # TLC runs in each spec's folder
+        args.tlc = Path(args.tlc).resolve()
+        args.tlc_library = args.tlc_library and str(Path(args.tlc_library).resolve())
+        if not args.tlc.is_file():
+            print(f"error: no TLC jar at {args.tlc}", file=sys.stderr)
+            return 2
     root = Path(args.examples).resolve()
     if not (root / "specifications").is_dir():
         print(f"error: {root} has no specifications/ folder", file=sys.stderr)

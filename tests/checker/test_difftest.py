@@ -68,6 +68,8 @@ def test_reading_tlc_text():
         == "deadlock"
     assert read_tlc("Error: Temporal properties were violated.")["result"] == "property"
     assert read_tlc("Error: Action property AbsSpec is violated.")["result"] == "property"
+    assert read_tlc("Error: Assumption line 4, col 8 to line 4, col 12 of module M is false."
+                    )["result"] == "assumption"
     assert read_tlc("Error: The invariant of Inv is equal to FALSE")["result"] == "error"
     assert read_tlc("Error: No next state actions defined to generate successor states from."
                     )["result"] == "skip"  # TLC 2.15's alone: later TLCs check on
