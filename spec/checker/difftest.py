@@ -293,7 +293,8 @@ def make_case(seed, k):
     lines.append(f"TypeOK == {typeok(variables)}")
     inv = state_predicate(g, rng, variables, 2)
     if rng.random() < 0.5:  # one that few states break: the search gets deeper first
-        inv = f"~({atom(rng, variables)} /\\ {atom(rng, variables)} /\\ ({inv}))"
+        inv = (f"~({atom(rng, variables, symmetric)} /\\ {atom(rng, variables, symmetric)}"
+               f" /\\ ({inv}))")
     if rng.random() < 0.2:  # ENABLED in a state predicate
         inv = f"({inv}) \\/ ~ENABLED {rng.choice(steps)}"
     lines.append(f"Inv == {inv}")
@@ -352,7 +353,7 @@ def state_int(g, variables):
     return "0"
 
 
-def atom(rng, variables):
+def atom(rng, variables, symmetric=False):
     """A plain test of one variable, for temporal properties: TLC 2.15 reports `P ~> Q`
     violated where P is `\\E i \\in {} : b` (its liveness checker mishandles a subformula
     that is constant in effect), a bug of that TLC, not a disagreement to chase."""
@@ -360,7 +361,8 @@ def atom(rng, variables):
     c = rng.randint(0, N)
     return {"int": f"{v} = {c}", "bool": rng.choice([v, f"~{v}"]), "set": f"{c} \\in {v}",
             "seq": f"Len({v}) = {c % 3}", "fn": f"{v}[{c % 3}] = {c}", "rec": f"{v}.p = {c}",
-            "proc": f"{v} \\in {{CHOOSE c0 \\in P : TRUE}}", "procs": f"{v} = {{}}"}[t]
+            "proc": f"{v} \\in " + ("P" if symmetric else "{CHOOSE c0 \\in P : TRUE}"),
+            "procs": f"{v} = {{}}"}[t]  # under SYMMETRY, nothing tells p1 from p2
 
 
 def state_predicate(g, rng, variables, depth=1):
