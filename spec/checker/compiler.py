@@ -106,6 +106,7 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
         self.rec_params = []  # the parameters of each recursive operator being compiled
         self.ordered = {}  # code of a constant set -> its elements in TLC order (in_tlc_order)
         self.fold_cache = {}
+        self.literals = {}  # literal_key of a folded constant value -> its name (literal)
         self.int_codes = set()  # generated codes known to give an int (expressions.py)
         self.hoists = []
         self.unroll_factor = 1

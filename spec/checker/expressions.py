@@ -31,7 +31,7 @@ from .codegen import (
 from .errors import TLAError
 from .frontend import canonical_op, pos
 from .scope import ArgB, ConstB, DefB, InstB, LocalB, ParamInstB
-from .values import STRING, FnSet, LazySet, RecSet, SubsetSet, enum, sort_key
+from .values import STRING, FnDict, FnSet, LazySet, ModelValue, RecSet, SubsetSet, enum, sort_key
 
 
 class ExpressionCompiler:
@@ -215,7 +215,13 @@ class ExpressionCompiler:
         """Python source for a constant value (a literal when possible)."""
         if value.__class__ in (int, bool, str):
             return repr(value) if not (value.__class__ is int and value < 0) else f"({value})"
-        return self.inject(value, "f")
+        key = literal_key(value)
+        if key is None:
+            return self.inject(value, "f")
+        name = self.literals.get(key)
+        if name is None:  # one name per value: equal keys hoisted once (compiler.unit)
+            name = self.literals[key] = self.inject(value, "f")
+        return name
 
     def unroll(self, decls, env, cx, limit=27):
         """Environments for each binding when every bound set is a small constant set."""
@@ -568,6 +574,11 @@ class ExpressionCompiler:
                 v = a if b == "frozenset()" else b  # S = {}
                 test = f"(not {v} if {v}.__class__ is frozenset else _eq({a}, {b}))"
                 return test if op == "=" else f"(not {test})"
+            if op in ("=", "#") and (self.ns.get(b).__class__ is ModelValue
+                                     or self.ns.get(a).__class__ is ModelValue) \
+                    and not (literal_code(a) or literal_code(b)):
+                test = f"({a} is {b})"  # a model value is equal to itself only (interned)
+                return test if op == "=" else f"(not {test})"
             if op in ("=", "#") and SIMPLE_CODE.match(a) and SIMPLE_CODE.match(b):
                 a, b = self.as_frozenset(a), self.as_frozenset(b)
                 ca, cb = class_code(a, self.ns), class_code(b, self.ns)
@@ -647,6 +658,12 @@ class ExpressionCompiler:
         if kind == "If":
             return self.sure_bool(node.then, env, depth + 1) and \
                 self.sure_bool(node.else_, env, depth + 1)
+        if kind == "Let":
+            try:
+                inner = self.let_env(node, env)
+            except TLAError:
+                return False
+            return self.sure_bool(node.expression, inner, depth + 1)
         if kind != "OperatorApplication":
             return False
         args = node.arguments or []
@@ -901,3 +918,46 @@ def interval_bounds(node):
 def reference_text(node):
     """A subexpression reference as written, roughly: Op!1!(...)!:."""
     return "!".join(i if isinstance(i, str) else i.operator or "(...)" for i in node.items)
+
+
+def literal_code(code):
+    """Might code be a Python literal (`x is 'a'` is a SyntaxWarning)? Long code is
+    not parsed to find out: it is taken to be one."""
+    if code.isidentifier() or code[0] == "_" or code[0].isalpha():
+        return False  # a name or a call
+    if len(code) > 2000:
+        return True
+    try:
+        tree = ast.parse(code, mode="eval").body
+    except SyntaxError:
+        return True
+    return all(isinstance(n, (ast.Constant, ast.Tuple, ast.UnaryOp, ast.USub, ast.Load))
+               for n in ast.walk(tree))
+
+
+_ATOMS = {bool: "b", int: "i", str: "s", ModelValue: "m"}
+
+
+def literal_key(value, budget=None):
+    """A key telling equal constant values apart from unequal ones, types included (TRUE
+    is not 1, as it is to Python), or None for a value too big or not plainly built
+    (lazy sets, recursive functions): those are injected under a name of their own."""
+    budget = budget or [256]
+    budget[0] -= 1
+    if budget[0] < 0:
+        return None
+    cls = value.__class__
+    atom = _ATOMS.get(cls)
+    if atom is not None:
+        return (atom, value)
+    if cls is tuple or cls is frozenset:
+        parts = [literal_key(v, budget) for v in value]
+    elif cls is FnDict:
+        parts = [(literal_key(k, budget), literal_key(v, budget)) for k, v in value.d.items()]
+        if any(None in p for p in parts):
+            return None
+    else:
+        return None
+    if None in parts:
+        return None
+    return (cls.__name__, tuple(parts) if cls is tuple else frozenset(parts))

@@ -367,3 +367,81 @@ def plain_shape(code, bound):
     canon = {}
     return codegen.LOCAL_NAME.sub(lambda m: canon.setdefault(m.group(0), f"_#{len(canon)}")
                                   if m.group(0) in bound else m.group(0), code)
+
+
+def test_memo_lists_are_made_where_their_uses_meet():
+    """place_inits: a list before the first statement of the innermost block holding
+    every use; never inside a loop, never after an if-chain's test that reads it."""
+    lines = ["if a:",
+             "    if f(x_1):",            # x_1 read by the test: made before this if
+             "        g(x_2, x_6)",       # x_6 used only here: made in this branch
+             "    elif h(x_3):",          # x_3 read by an elif: made before the chain
+             "        g(x_1, x_2)",       # x_2 used in two branches: before the chain
+             "    for i in r:",           # x_4 used in a loop only: made before it
+             "        g(x_4)",
+             "        g(x_4)",
+             "else:",
+             "    g(x_5)"]
+    placed = memo.place_inits(lines, ["x_1", "x_2", "x_3", "x_4", "x_5", "x_6", "x_9"])
+    assert placed == ["if a:",
+                      "    x_1 = []", "    x_2 = []", "    x_3 = []",
+                      "    if f(x_1):",
+                      "        x_6 = []",
+                      "        g(x_2, x_6)",
+                      "    elif h(x_3):",
+                      "        g(x_1, x_2)",
+                      "    x_4 = []",
+                      "    for i in r:",
+                      "        g(x_4)",
+                      "        g(x_4)",
+                      "else:",
+                      "    x_5 = []",
+                      "    g(x_5)"]
+    for first in (True, False):  # every use finds its list made, down either branch
+        exec("\n".join(placed), {"a": True, "f": lambda x, first=first: first, "h": lambda x: True,
+                                 "g": lambda *x: None, "r": range(2)})
+
+
+def test_memos_of_an_untaken_branch_are_made_in_it(tmp_path):
+    """A repeated state-level subexpression inside one branch of Next: its memo list is
+    made in that branch, not at the top (the counts show the memo answers right)."""
+    body = """
+    VARIABLES x, y
+    Init == x = 0 /\\ y = {}
+    Next == \\/ x = 0 /\\ x' = 1 /\\ UNCHANGED y
+            \\/ x > 0 /\\ x < 3 /\\ x' = x + 1
+               /\\ y' = {z \\in 0..x : z \\notin y} \\cup ({z \\in 0..x : z \\notin y} \\ {x - 1})
+            \\/ x = 3 /\\ UNCHANGED <<x, y>>
+    Inv == (x = 2 => y = {0, 1}) /\\ (x = 3 => y = {2})
+    """
+    assert run(tmp_path, body, "INIT Init\nNEXT Next\nINVARIANT Inv\n") == ("ok", None, 4)
+    model = load(*write_spec(tmp_path, body, "INIT Init\nNEXT Next\n"))
+    src = "\n".join(v for k, v in model.compiler.sources.items() if k.startswith("next"))
+    assert re.search(r"\n        x_\d+ = \[\]", src), src  # made in the branch...
+    assert not re.search(r"\n    x_\d+ = \[\]", src), src  # ...not at the top
+
+
+def test_equal_constants_are_one_name_and_true_is_not_one(tmp_path):
+    """Folded constant values that are equal get one name (the hoisting prologue reads
+    each key once); TRUE and 1, equal to Python, stay apart."""
+    from spec.checker.expressions import literal_key
+    assert literal_key(frozenset({1})) != literal_key(frozenset({True}))
+    assert literal_key((1, "a")) == literal_key((1, "a"))
+    assert literal_key(frozenset(range(1000))) is None  # too big to key: a name each
+    body = """
+    VARIABLES f, g, h
+    CONSTANT A, B
+    Init == f = [a \\in {A, B} |-> 0] /\\ g = <<>> /\\ h = <<>>
+    Next == \\/ f[A] < 2 /\\ f' = [f EXCEPT ![A] = f[A] + 1] /\\ g' = <<{1}, <<1>>>>
+               /\\ UNCHANGED h
+            \\/ f[A] = 2 /\\ f[B] < 1 /\\ f' = [f EXCEPT ![B] = f[A] - 1]
+               /\\ h' = <<{TRUE}, <<TRUE>>>> /\\ UNCHANGED g
+            \\/ f[B] = 1 /\\ UNCHANGED <<f, g, h>>
+    Mixed == f[B] = 1 => ToString(h) = "<<{TRUE}, <<TRUE>>>>"
+    """
+    cfg = "INIT Init\nNEXT Next\nCONSTANTS A = A\nB = B\nINVARIANT Mixed\n"
+    assert run(tmp_path, body, cfg) == ("ok", None, 4)
+    model = load(*write_spec(tmp_path, body, cfg))
+    src = "\n".join(v for k, v in model.compiler.sources.items() if k.startswith("next"))
+    prologue = src.split("\n")[2]  # the test that f holds its keys: each read once
+    assert prologue.count(" not in c_0.d") == 2, prologue
