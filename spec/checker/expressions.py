@@ -30,6 +30,7 @@ from .codegen import (
 )
 from .errors import TLAError
 from .frontend import canonical_op, pos
+from .memo import MEMO_USE
 from .scope import ArgB, ConstB, DefB, InstB, LocalB, ParamInstB
 from .values import STRING, FnDict, FnSet, LazySet, ModelValue, RecSet, SubsetSet, enum, sort_key
 
@@ -682,6 +683,11 @@ class ExpressionCompiler:
         """Does generated code surely give a Python int (never a bool)?"""
         if INT_LITERAL.match(code) or code in self.int_codes:
             return True
+        memo = MEMO_USE.match(code)
+        if memo:  # a memo's list holds what its code gives
+            name = f"x_{memo.group(1)}"
+            return self.int_sure(code[len(f"({name}[0] if {name} else ({name}.append("):
+                                      -len(f") or {name}[0]))")])
         if code.isidentifier():
             return self.ns.get(code).__class__ is int
         return code.startswith(INT_CALLS)

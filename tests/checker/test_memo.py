@@ -445,3 +445,19 @@ def test_equal_constants_are_one_name_and_true_is_not_one(tmp_path):
     src = "\n".join(v for k, v in model.compiler.sources.items() if k.startswith("next"))
     prologue = src.split("\n")[2]  # the test that f holds its keys: each read once
     assert prologue.count(" not in c_0.d") == 2, prologue
+
+
+def test_a_remembered_length_is_still_known_to_be_a_number(tmp_path):
+    """Len(...) through a memo still gives an int: `<=` on it is Python's own operator,
+    not the runtime's checked comparison."""
+    body = """
+    VARIABLE n
+    Init == n = [p \\in 1..2 |-> <<>>]
+    Next == n[1] = <<>> /\\ n' = [n EXCEPT ![1] = <<1, 2>>]
+    Inv == Len(n[1]) <= 3 /\\ Len(n[1]) < 5
+    """
+    cfg = NO_DEADLOCK + "INVARIANT Inv\n"
+    assert run(tmp_path, body, cfg) == ("ok", None, 2)
+    model = load(*write_spec(tmp_path, body, cfg))
+    src = "\n".join(v for k, v in model.compiler.sources.items() if k.startswith("state_"))
+    assert "_rt.length(" in src and "_rt.le(" not in src and "_rt.lt(" not in src, src
