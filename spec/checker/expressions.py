@@ -191,6 +191,8 @@ class ExpressionCompiler:
                 change, LocalB(self.apply_code(code, keys[0]) if simple else at), env, cx, at)
             if len(keys) == 1 and at not in value:
                 code = self.at_put_code(code, keys[0], value)
+            elif len(keys) == 2 and at not in value:
+                code = f"_rt.at_put2({code}, {keys[0]}, {keys[1]}, {value})"
             else:
                 code = f"_rt.except_({code}, ({', '.join(keys)},), lambda {at}: {value})"
             i += 1

@@ -497,6 +497,26 @@ def except_many(f, prefix, lasts):
     return f
 
 
+def at_put2(f, k1, k2, new):
+    """[f EXCEPT ![k1][k2] = new]: at_put one level down, without except_'s closure."""
+    c = f.__class__
+    if c is FnDict:
+        d = f.d
+        if k1 in d:
+            inner = d[k1]
+            changed = at_put(inner, k2, new)
+            if changed is inner:
+                return f
+            d = d.copy()
+            d[k1] = changed
+            return FnDict(d)
+    elif c is tuple and k1.__class__ is int and 0 < k1 <= len(f):
+        inner = f[k1 - 1]
+        changed = at_put(inner, k2, new)
+        return f if changed is inner else f[:k1 - 1] + (changed,) + f[k1:]
+    return except_(f, (k1, k2), lambda _: new)
+
+
 def at_put(f, k, new):
     """[f EXCEPT ![k] = new] for one key."""
     if f.__class__ is tuple:
