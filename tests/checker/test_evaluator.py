@@ -50,6 +50,13 @@ CASES = [
     ("[<<1, 2>> EXCEPT ![2] = 7]", (1, 7)), ("[<<1, 2>> EXCEPT ![5] = 7]", (1, 2)),
     ("[[i \\in 1..2 |-> <<0, 0>>] EXCEPT ![1][2] = 5, ![2][1] = @ + 1]", ((0, 5), (1, 0))),
     ("[[i \\in 1..2 |-> [q |-> 0]] EXCEPT ![2].q = 9][2].q", 9),
+    # two keys, no @: rt.at_put2 (a tuple or a function at each level; outside: unchanged)
+    ("[[i \\in 1..2 |-> <<0, 0>>] EXCEPT ![1][2] = 5]", ((0, 5), (0, 0))),
+    ("[[i \\in 1..2 |-> <<0, 0>>] EXCEPT ![3][1] = 5]", ((0, 0), (0, 0))),
+    ("[[i \\in 1..2 |-> <<0, 0>>] EXCEPT ![2][3] = 5]", ((0, 0), (0, 0))),
+    ("[[x \\in {\"a\", \"b\"} |-> <<1, 2>>] EXCEPT ![\"a\"][2] = 7][\"a\"]", (1, 7)),
+    ("[[x \\in {\"a\", \"b\"} |-> <<1, 2>>] EXCEPT ![\"a\"][2] = 7][\"b\"]", (1, 2)),
+    ("[[i \\in 1..2 |-> [q |-> 0, r |-> 1]] EXCEPT ![2].r = 9][2]", {"q": 0, "r": 9}),
     ("[[r |-> 1] EXCEPT ![\"r\"] = 3].r", 3),
     ("[[p \\in 1..2, q \\in 1..2 |-> p * 10 + q] EXCEPT ![2, 1] = 0][2, 1]", 0),
     ("[p \\in 1..2, q \\in 3..4 |-> p + q][2, 4]", 6),
@@ -101,7 +108,8 @@ EXCEPT_SAME = [
     ("[<<1, 2>> EXCEPT ![1] = TRUE]", "<<TRUE, 2>>"),  # at_put, a tuple
     ("[[r |-> 0] EXCEPT !.r = IF @ = 0 THEN FALSE ELSE @]", "[r |-> FALSE]"),  # except_
     ("[<<1, 2>> EXCEPT ![1] = IF @ = 1 THEN TRUE ELSE @]", "<<TRUE, 2>>"),  # except_, tuple
-    ("[[p |-> [q |-> 1]] EXCEPT !.p.q = TRUE]", "[p |-> [q |-> TRUE]]"),  # except_, nested
+    ("[[p |-> [q |-> 1]] EXCEPT !.p.q = TRUE]", "[p |-> [q |-> TRUE]]"),  # at_put2, nested
+    ("[<<<<1>>, <<2>>>> EXCEPT ![1][1] = TRUE]", "<<<<TRUE>>, <<2>>>>"),  # at_put2, tuples
     ("[[p |-> [q |-> 1, s |-> 0]] EXCEPT !.p.q = TRUE, !.p.s = FALSE]",
      "[p |-> [q |-> TRUE, s |-> FALSE]]"),  # except_many
     ("[[p |-> [q |-> 1, s |-> 0]] EXCEPT !.p.q = 1, !.p.s = FALSE]",
