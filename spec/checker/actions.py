@@ -165,7 +165,7 @@ class ActionCompiler:
         if op == "=" and len(args) == 2:
             target = self.assignable(args[0], env, cx)
             if target is not None and target not in cx.assigned:
-                value = self.ex(args[1], env, cx)
+                value = self.next_memo(self.ex(args[1], env, cx), cx, target)
                 return [f"n_{target} = {value}"] + k(cx.but(assigned=cx.assigned | {target}))
         if op == "\\in" and len(args) == 2:
             target = self.assignable(args[0], env, cx)

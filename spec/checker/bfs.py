@@ -75,11 +75,11 @@ def located(exc, what, where):
     return exc
 
 
-def sharer(n, parent=False):
+def sharer(n, parent=False, pools=None):
     """share(state): the state rebuilt from one stored copy of each variable's value.
     With parent=True, share(state, parent): a value that is the parent's own object (a
     variable the step left alone) is kept without a look-up, the parent being shared."""
-    pools = [{} for _ in range(n)]
+    pools = pools or [{} for _ in range(n)]
     names = [f"v{i}" for i in range(n)]
     args = ", ".join(f"d{i}=pools[{i}].setdefault" for i in range(n))
     comma = "," if n == 1 else ""
@@ -247,7 +247,9 @@ class Explorer:
         emit = succ.append
         fast = not constrained and key is None and not keep and not self.step_tests
         known = self.known
-        share = sharer(len(m.var_names), parent=True)
+        pools = m.compiler.value_pools
+        share = sharer(len(m.var_names), parent=True,
+                       pools=[pools.setdefault(v, {}) for v in m.var_names])
         if fast:  # a set is enough: a state's index is its position in `states`
             seen = self.seen = set(seen)
             add = seen.add

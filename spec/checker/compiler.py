@@ -40,7 +40,7 @@ from .codegen import (
     tlc_get,
 )
 from .errors import TLAError
-from .expressions import ExpressionCompiler
+from .expressions import CONJ, ExpressionCompiler
 from .frontend import UNIMPLEMENTED, canonical_op, pos
 from .memo import LetMemo
 from .scope import (
@@ -112,6 +112,12 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
         self.unroll_factor = 1
         self.frames = []  # the binders whose body is being compiled (memo.py)
         self.const_bound = set()  # locals that range over constant values (memo.py)
+        self.value_bound = set()  # locals that range over the elements of a set (memo.py)
+        self.bound_in = {}  # local -> the name of the set it ranges over (`x \\in S` is TRUE)
+        # one stored object per distinct value of each variable, by name (bfs.sharer,
+        # memo.next_memo); var_names is the model's list, filled as variables are declared
+        self.value_pools = {}
+        self.own_var_names = var_names
         self.var_memos = {}  # canonical code -> name of its memo (memo.var_memo)
         self.ns["_NOV"] = NOV
         for fname in dir(rt):
@@ -263,6 +269,39 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
             return [f"return {self.var_memo(code, cx, True) if remembered else code}"]
         # remembered by the variables themselves: no part of one hoisted
         return self.unit(fname, "s", body, self.unpack(), hoist=not remembered)
+
+    def conjunction_function(self, node, env, what="invariants"):
+        """def f(s): return <node>, a state predicate, with each of its conjuncts that reads
+        some variables but not all remembered by the identities of their values (memo.var_memo,
+        conjunct=True): a type invariant's `msgs \\in SUBSET Message` is decided once per
+        distinct value of msgs, not once per state."""
+        fname = self.fresh("state_" + what)
+
+        def body():
+            cx = Cx("state")
+            codes = [self.var_memo(self.bool_code(part, part_env, cx, CONJ), cx, conjunct=True)
+                     for part, part_env in self.conjuncts(node, env)]
+            return [f"return ({' and '.join(codes)})"]
+        return self.unit(fname, "s", body, self.unpack())
+
+    def conjuncts(self, node, env, depth=0):
+        """[(node, env)]: the conjuncts of node, through parentheses, /\\ (infix or a
+        bulleted list) and definitions without parameters, in their order."""
+        kind = name_of(node)
+        if kind == "Parentheses":
+            return self.conjuncts(node.expression, env, depth)
+        if kind == "VerticalList" and node.operator == "/\\":
+            return [c for item in node.arguments
+                    for c in self.conjuncts(item.expression, env, depth)]
+        if kind == "OperatorApplication" and depth < 50:
+            args = node.arguments or []
+            if canonical_op(node.operator) == "/\\" and len(args) == 2 and not node.nonfix:
+                return self.conjuncts(args[0], env, depth) + self.conjuncts(args[1], env, depth)
+            b = env.get(node.operator)
+            if isinstance(b, DefB) and not args and not b.params and not b.recursive \
+                    and not b.node.function and name_of(b.node.definiens) != "Instance":
+                return self.conjuncts(b.node.definiens, self.param_env(b, [], env), depth + 1)
+        return [(node, env)]
 
     def transition_function(self, node, env, what="action_constraint"):
         """def f(s, t): return <node>  with primed variables taken from t."""

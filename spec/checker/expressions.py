@@ -300,6 +300,7 @@ class ExpressionCompiler:
                         pys = [self.fresh("b_" + i.operator) for i in t.items]
                         for py in pys:
                             self.note_const_bound(py, s)
+                            self.value_bound.add(py)
                         headers.append(f"for {tmp} in {constant or f'_enum({s})'}")
                         headers.append(f"for ({', '.join(pys)},) in ({tmp},)")
                         for i, py in zip(t.items, pys, strict=False):
@@ -308,6 +309,9 @@ class ExpressionCompiler:
                     else:
                         py = self.fresh("b_" + t.operator)
                         self.note_const_bound(py, s)
+                        self.value_bound.add(py)
+                        if s.isidentifier():
+                            self.bound_in[py] = s
                         it = constant or counted or f"_enum({s})"  # a..b: counted, not built
                         headers.append(f"for {py} in {it}")
                         env[t.operator] = LocalB(py)
@@ -573,6 +577,8 @@ class ExpressionCompiler:
                 if test is not None:
                     return test if op == "\\in" else f"(not {test})"
             a, b = (self.ex(x, env, cx) for x in args)
+            if op in ("\\in", "\\notin") and self.bound_in.get(a, 0) == b:
+                return "True" if op == "\\in" else "False"  # \\E x \\in S : x \\in S
             if op in ("=", "#") and "frozenset()" in (a, b) and a.isidentifier() + b.isidentifier():
                 v = a if b == "frozenset()" else b  # S = {}
                 test = f"(not {v} if {v}.__class__ is frozenset else _eq({a}, {b}))"

@@ -104,6 +104,7 @@ class UnitMemos:
         self.next_fixed = next_fixed  # n_<i> never change during a call (a step s -> t)
         self.entries = {}             # shape -> [name, code, count, memo code]
         self.names = set()            # the entries' names: lists made at the unit's top
+        self.rewrites = {}            # memo code -> its new memo code (next_memo)
 
 
 class Memo:
@@ -201,6 +202,10 @@ class LetMemo:
         if not reg.entries:
             return lines
         text = "\n".join(lines)
+        for old, new in reg.rewrites.items():  # next_memo's, inside other memos' codes too
+            text = text.replace(old, new)
+            for entry in reg.entries.values():
+                entry[1], entry[3] = entry[1].replace(old, new), entry[3].replace(old, new)
         names = []
         for name, code, count, memo in reversed(list(reg.entries.values())):
             if count < 2:
@@ -216,17 +221,22 @@ class LetMemo:
         self.memo_units.append(None)
 
     # --- subexpressions of one state's variables only ----------------------------------
-    def var_memo(self, code, cx, always=False):
+    def var_memo(self, code, cx, always=False, conjunct=False):
         """code through a memo keyed by the identities of the values of the variables (or
         hoisted parts of them) it reads, when it reads nothing else and loops (see the
         module's doc). The unit's memos of such expressions that code uses become lists
         of the memo's own function. Copies of one expression over the current and the
         next state (c_<i>, n_<i>) share one memo. Outside a step, an expression of every
         variable is left alone: each state is met once. always: whether it loops or
-        not, and whatever it reads (a state met several times: Model.lift_fn)."""
+        not, and whatever it reads (a state met several times: Model.lift_fn). conjunct:
+        a conjunct of the invariants, worth a memo when it reads some variables but not all;
+        one of a single variable is never emptied (a state's variables have at most as
+        many distinct values as are stored, bfs.sharer)."""
         stack = getattr(self, "memo_units", None)
         if not stack or stack[-1] is None or cx.mode not in ("state", "action") \
-                or not (always or VAR_WORTH.search(code)) or IMPURE_CALL.search(code):
+                or not (always or conjunct or VAR_WORTH.search(code)) \
+                or IMPURE_CALL.search(code) \
+                or (conjunct and not (worth(code) or ".contains(" in code)):
             return code
         reg = stack[-1]
         free, bound = local_scope(code)
@@ -240,6 +250,11 @@ class LetMemo:
             return code
         args = sorted(reads)
         shape = as_vars(unit_shape(code, bound))
+        size = VAR_MEMO_MAX
+        if conjunct:
+            size = float("inf") if len({VAR_INDEX.match(n).group(1) for n in reads}) == 1 \
+                else VAR_MEMO_MAX
+            shape += f"  # {size}"
         if lists:  # named in order of appearance, as the bound names are
             canon = {}
             shape = LITERAL_OR_NAME.sub(
@@ -252,8 +267,7 @@ class LetMemo:
             src = f"def {name}({', '.join(map(as_vars, args))}):\n{made}" \
                   f"    return {as_vars(code)}\n"
             fn = self.fresh("Kvm")
-            self.ns[fn] = by_identity(self.build(src, name), len(args), VAR_MEMO_MAX,
-                                      self.ns, fn)
+            self.ns[fn] = by_identity(self.build(src, name), len(args), size, self.ns, fn)
             self.var_memos[shape] = fn
         return f"{fn}({', '.join(args)})"
 
@@ -277,7 +291,7 @@ class LetMemo:
             return code
         return self.identity_memo(code, free, "cm")
 
-    def identity_memo(self, code, free, tag, give_way=False):
+    def identity_memo(self, code, free, tag, give_way=False, canon=None):
         """A call of code as a function of its free names, remembered by their values'
         identities (rt.by_identity); with give_way, at most VAR_MEMO_MAX entries and
         dropped for the plain function when it rarely hits."""
@@ -285,9 +299,42 @@ class LetMemo:
         name = self.fresh(f"{tag}memo")
         fn = self.build(f"def {name}({args}):\n    return {code}\n", name)
         key = self.fresh(f"K{tag}")
-        self.ns[key] = by_identity(fn, len(free), VAR_MEMO_MAX, self.ns, key) if give_way \
-            else by_identity(fn, len(free))
+        self.ns[key] = by_identity(fn, len(free), VAR_MEMO_MAX, self.ns, key, canon) \
+            if give_way else by_identity(fn, len(free))
         return f"{key}({args})"
+
+    # --- the values an action gives the next state -------------------------------------
+    def next_memo(self, code, cx, target):
+        """x' = e: e through a memo keyed by the identities of the values of the names it
+        reads, its value the stored object of x when one is equal (see the module's doc).
+        An e the unit remembers already (unit_memo) is remembered so in every use."""
+        stack = getattr(self, "memo_units", None)
+        if not stack or stack[-1] is None or cx.mode != "action" or code.isidentifier():
+            return code
+        reg = stack[-1]
+        entry = None
+        if MEMO_USE.match(code):
+            entry = next((e for e in reg.entries.values() if e[3] == code), None)
+            if entry is None:
+                return code
+            inner = entry[1]
+        else:
+            inner = code
+        if not worth(inner) or IMPURE_CALL.search(inner):
+            return code
+        free, _ = local_scope(inner)
+        if not free or not all(STATE_NAME.match(n) or NEXT_NAME.match(n)
+                               or n in self.value_bound for n in free):
+            return code
+        canon = None  # the values of an instance's variables are not stored as such
+        if self.var_names is self.own_var_names:
+            canon = self.value_pools.setdefault(self.var_names[target], {}).get
+        remembered = self.identity_memo(inner, free, "nm", give_way=True, canon=canon)
+        if entry is None:
+            return remembered
+        entry[1], entry[3] = remembered, memo_code(entry[0], remembered)
+        reg.rewrites[code] = entry[3]
+        return entry[3]
 
     # --- subexpressions of some parameters of a recursive operator ------------------
     def param_memo(self, code):

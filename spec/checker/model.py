@@ -429,8 +429,8 @@ class Model:
 
     def compile_invariant_all(self):
         names = list(dict.fromkeys(self.cfg.invariants))
-        combined = self.compiler.state_function(conjunction([ref_node(n) for n in names]),
-                                                self.env, "invariants") if names else None
+        combined = self.compiler.conjunction_function(
+            conjunction([ref_node(n) for n in names]), self.env) if names else None
         extra = [fn for name, fn in self.invariants[len(self.cfg.invariants):]]
         if not extra:
             return combined

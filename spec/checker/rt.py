@@ -413,7 +413,7 @@ IDENTITY_MAX = 20000
 VAR_MEMO_MAX = 4096
 
 
-def by_identity(fn, n, size=IDENTITY_MAX, ns=None, name=None):
+def by_identity(fn, n, size=IDENTITY_MAX, ns=None, name=None, canon=None):
     """fn (of n arguments), remembered by the identities of its arguments: an entry holds
     the argument objects themselves, so an id is never reused while it lives, and answers
     only for those very objects, never for equal ones (TRUE and 1 are equal to Python).
@@ -426,12 +426,15 @@ def by_identity(fn, n, size=IDENTITY_MAX, ns=None, name=None):
 
     def store(key, args, value):
         nonlocal hits
+        if canon is not None:
+            value = canon(value, value)
         if len(seen) >= size:
             if ns is not None and hits < size // 2:
                 ns[name] = fn
             seen.clear()
             hits = 0
         seen[key] = (args, value)
+        return value
 
     if n == 1:
         def one(a):
@@ -440,10 +443,19 @@ def by_identity(fn, n, size=IDENTITY_MAX, ns=None, name=None):
             if hit is not None and hit[0] is a:
                 hits += 1
                 return hit[1]
-            value = fn(a)
-            store(id(a), a, value)
-            return value
+            return store(id(a), a, fn(a))
         return one
+
+    if n == 2:
+        def two(a, b):
+            nonlocal hits
+            key = (id(a), id(b))
+            hit = seen.get(key)
+            if hit is not None and hit[0][0] is a and hit[0][1] is b:
+                hits += 1
+                return hit[1]
+            return store(key, (a, b), fn(a, b))
+        return two
 
     def many(*args):
         nonlocal hits
@@ -452,9 +464,7 @@ def by_identity(fn, n, size=IDENTITY_MAX, ns=None, name=None):
         if hit is not None and all(map(operator_is, hit[0], args)):
             hits += 1
             return hit[1]
-        value = fn(*args)
-        store(key, args, value)
-        return value
+        return store(key, args, fn(*args))
     return many
 
 
