@@ -75,6 +75,9 @@ def located(exc, what, where):
     return exc
 
 
+GC_GAP_MAX = 16  # checkpoints (of 4096 states each) between collections at most
+
+
 def sharer(n, parent=False, pools=None):
     """share(state): the state rebuilt from one stored copy of each variable's value.
     With parent=True, share(state, parent): a value that is the parent's own object (a
@@ -130,6 +133,14 @@ class Explorer:
         self.generated = 0
         self.key = canonicaliser(model)
         self.known = {}  # successors met before, as generated -> index (saves their key)
+        self.checkpoints = self.next_collection = 0
+        self.gc_gap = 1
+
+    def pools(self):
+        """The stored object of each distinct value, per variable (sharer), which the
+        next-state memos give too (memo.next_memo)."""
+        pools = self.model.compiler.value_pools
+        return [pools.setdefault(v, {}) for v in self.model.var_names]
 
     def index(self, t):
         """The index of the state whose class t belongs to, or None."""
@@ -193,6 +204,7 @@ class Explorer:
         extra_state)."""
         m = self.model
         inits = []
+        share = sharer(len(m.var_names), pools=self.pools())
         m.compiler.tlc_level[0] = 1
         guarded(m.init_fn, None, inits.append, what="the initial predicate",
                 where=m.where(m.cfg.init or m.cfg.spec))
@@ -210,7 +222,7 @@ class Explorer:
                     return ("property", name, None, t)
             if not self.in_model(None, t):
                 continue
-            self.add(t, -1)
+            self.add(share(t), -1)
         return self.loop()
 
     def add(self, t, parent):
@@ -247,9 +259,7 @@ class Explorer:
         emit = succ.append
         fast = not constrained and key is None and not keep and not self.step_tests
         known = self.known
-        pools = m.compiler.value_pools
-        share = sharer(len(m.var_names), parent=True,
-                       pools=[pools.setdefault(v, {}) for v in m.var_names])
+        share = sharer(len(m.var_names), parent=True, pools=self.pools())
         if fast:  # a set is enough: a state's index is its position in `states`
             seen = self.seen = set(seen)
             add = seen.add
@@ -375,8 +385,14 @@ class Explorer:
         collected and what survives (mostly states, alive to the end of the run) leaves
         the collector's view for good (check.check keeps automatic collections off: each
         full one walked every stored state again, a fifth of the CPU of a run of 500,000
-        states); progress on stderr every 3 seconds."""
-        gc.collect(1)
+        states). Most specs make no cyclic garbage at all, and walking the new states
+        still cost a twentieth of a run (MCLamportMutex): while collections find nothing,
+        the gap between them doubles, up to GC_GAP_MAX checkpoints; one that finds garbage
+        sets it back to 1. Progress on stderr every 3 seconds."""
+        self.checkpoints += 1
+        if self.checkpoints >= self.next_collection:
+            self.gc_gap = 1 if gc.collect(1) else min(2 * self.gc_gap, GC_GAP_MAX)
+            self.next_collection = self.checkpoints + self.gc_gap
         gc.freeze()
         if self.progress:
             now = time.monotonic()

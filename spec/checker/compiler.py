@@ -119,6 +119,7 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
         self.value_pools = {}
         self.own_var_names = var_names
         self.var_memos = {}  # canonical code -> name of its memo (memo.var_memo)
+        self.conjunct_memos = {}  # canonical code -> its function and dict (conjunct_memo)
         self.ns["_NOV"] = NOV
         for fname in dir(rt):
             if not fname.startswith("_"):
@@ -272,14 +273,14 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
 
     def conjunction_function(self, node, env, what="invariants"):
         """def f(s): return <node>, a state predicate, with each of its conjuncts that reads
-        some variables but not all remembered by the identities of their values (memo.var_memo,
-        conjunct=True): a type invariant's `msgs \\in SUBSET Message` is decided once per
-        distinct value of msgs, not once per state."""
+        one variable remembered as TRUE per value of it (memo.conjunct_memo): a type
+        invariant's `msgs \\in SUBSET Message` is decided once per distinct value of msgs,
+        not once per state."""
         fname = self.fresh("state_" + what)
 
         def body():
             cx = Cx("state")
-            codes = [self.var_memo(self.bool_code(part, part_env, cx, CONJ), cx, conjunct=True)
+            codes = [self.conjunct_memo(self.bool_code(part, part_env, cx, CONJ), cx)
                      for part, part_env in self.conjuncts(node, env)]
             return [f"return ({' and '.join(codes)})"]
         return self.unit(fname, "s", body, self.unpack())

@@ -221,22 +221,17 @@ class LetMemo:
         self.memo_units.append(None)
 
     # --- subexpressions of one state's variables only ----------------------------------
-    def var_memo(self, code, cx, always=False, conjunct=False):
+    def var_memo(self, code, cx, always=False):
         """code through a memo keyed by the identities of the values of the variables (or
         hoisted parts of them) it reads, when it reads nothing else and loops (see the
         module's doc). The unit's memos of such expressions that code uses become lists
         of the memo's own function. Copies of one expression over the current and the
         next state (c_<i>, n_<i>) share one memo. Outside a step, an expression of every
         variable is left alone: each state is met once. always: whether it loops or
-        not, and whatever it reads (a state met several times: Model.lift_fn). conjunct:
-        a conjunct of the invariants, worth a memo when it reads some variables but not all;
-        one of a single variable is never emptied (a state's variables have at most as
-        many distinct values as are stored, bfs.sharer)."""
+        not, and whatever it reads (a state met several times: Model.lift_fn)."""
         stack = getattr(self, "memo_units", None)
         if not stack or stack[-1] is None or cx.mode not in ("state", "action") \
-                or not (always or conjunct or VAR_WORTH.search(code)) \
-                or IMPURE_CALL.search(code) \
-                or (conjunct and not (worth(code) or ".contains(" in code)):
+                or not (always or VAR_WORTH.search(code)) or IMPURE_CALL.search(code):
             return code
         reg = stack[-1]
         free, bound = local_scope(code)
@@ -250,11 +245,6 @@ class LetMemo:
             return code
         args = sorted(reads)
         shape = as_vars(unit_shape(code, bound))
-        size = VAR_MEMO_MAX
-        if conjunct:
-            size = float("inf") if len({VAR_INDEX.match(n).group(1) for n in reads}) == 1 \
-                else VAR_MEMO_MAX
-            shape += f"  # {size}"
         if lists:  # named in order of appearance, as the bound names are
             canon = {}
             shape = LITERAL_OR_NAME.sub(
@@ -267,9 +257,44 @@ class LetMemo:
             src = f"def {name}({', '.join(map(as_vars, args))}):\n{made}" \
                   f"    return {as_vars(code)}\n"
             fn = self.fresh("Kvm")
-            self.ns[fn] = by_identity(self.build(src, name), len(args), size, self.ns, fn)
+            self.ns[fn] = by_identity(self.build(src, name), len(args), VAR_MEMO_MAX,
+                                      self.ns, fn)
             self.var_memos[shape] = fn
         return f"{fn}({', '.join(args)})"
+
+    # --- conjuncts of the invariants ------------------------------------------------
+    def conjunct_memo(self, code, cx):
+        """A conjunct of the invariants that reads one variable (or hoisted parts of it),
+        remembered as TRUE per value of it: a dict from the id of the value to the value
+        (so the id is not reused while the entry lives), tested inline, filled by a
+        function that evaluates the conjunct. Never emptied: a variable has at most as
+        many distinct values as the states that are stored, and the explorer stores one
+        object per distinct value (bfs.sharer), so `msgs \\in SUBSET Message` is decided
+        once per distinct value of msgs. Any other conjunct goes to var_memo."""
+        stack = getattr(self, "memo_units", None)
+        free, bound = local_scope(code)
+        lists = free & stack[-1].names if stack and stack[-1] is not None else set()
+        reads = free - lists  # the lists of unit memos code uses are made in its function
+        variables = {VAR_INDEX.match(n).group(1) for n in reads if STATE_NAME.match(n)}
+        if len(variables) != 1 or not all(STATE_NAME.match(n) for n in reads) \
+                or IMPURE_CALL.search(code) or not (worth(code) or ".contains(" in code):
+            return self.var_memo(code, cx)
+        var = f"c_{variables.pop()}"
+        args = sorted(reads | {var})
+        shape = as_vars(code)
+        found = self.conjunct_memos.get(shape)
+        if found is None:
+            name, ok = self.fresh("okmemo"), self.fresh("Kok")
+            self.ns[ok] = {}
+            made = "".join(f"    {x} = []\n" for x in sorted(lists))
+            src = f"def {name}({', '.join(map(as_vars, args))}):\n{made}" \
+                  f"    r = {as_vars(code)}\n" \
+                  f"    if r is True:\n        {ok}[id({as_vars(var)})] = {as_vars(var)}\n" \
+                  f"    return r\n"
+            self.build(src, name)
+            found = self.conjunct_memos[shape] = (name, ok)
+        name, ok = found
+        return f"({ok}.get(id({var})) is {var} or {name}({', '.join(args)}))"
 
     # --- subexpressions of constant-bound locals only ---------------------------------
     def note_const_bound(self, py, set_code):
@@ -291,13 +316,15 @@ class LetMemo:
             return code
         return self.identity_memo(code, free, "cm")
 
-    def identity_memo(self, code, free, tag, give_way=False, canon=None):
+    def identity_memo(self, code, free, tag, give_way=False, canon=None, lists=()):
         """A call of code as a function of its free names, remembered by their values'
         identities (rt.by_identity); with give_way, at most VAR_MEMO_MAX entries and
-        dropped for the plain function when it rarely hits."""
+        dropped for the plain function when it rarely hits; canon(value, value): the
+        value remembered instead of value. `lists`: memo lists code uses, made anew."""
         args = ", ".join(sorted(free))
         name = self.fresh(f"{tag}memo")
-        fn = self.build(f"def {name}({args}):\n    return {code}\n", name)
+        made = "".join(f"    {x} = []\n" for x in sorted(lists))
+        fn = self.build(f"def {name}({args}):\n{made}    return {code}\n", name)
         key = self.fresh(f"K{tag}")
         self.ns[key] = by_identity(fn, len(free), VAR_MEMO_MAX, self.ns, key, canon) \
             if give_way else by_identity(fn, len(free))
@@ -323,13 +350,18 @@ class LetMemo:
         if not worth(inner) or IMPURE_CALL.search(inner):
             return code
         free, _ = local_scope(inner)
+        # the memo lists inner uses (the unit's, a LET's, a binder's): made in the memo's
+        # function, where each first use computes its value again (memo_code)
+        lists = {n for n in free if MEMO_NAME.fullmatch(n)}
+        free -= lists
         if not free or not all(STATE_NAME.match(n) or NEXT_NAME.match(n)
                                or n in self.value_bound for n in free):
             return code
         canon = None  # the values of an instance's variables are not stored as such
         if self.var_names is self.own_var_names:
             canon = self.value_pools.setdefault(self.var_names[target], {}).get
-        remembered = self.identity_memo(inner, free, "nm", give_way=True, canon=canon)
+        remembered = self.identity_memo(inner, free, "nm", give_way=True, canon=canon,
+                                        lists=lists)
         if entry is None:
             return remembered
         entry[1], entry[3] = remembered, memo_code(entry[0], remembered)

@@ -410,6 +410,7 @@ def test_memos_of_an_untaken_branch_are_made_in_it(tmp_path):
     Init == x = 0 /\\ y = {}
     Next == \\/ x = 0 /\\ x' = 1 /\\ UNCHANGED y
             \\/ x > 0 /\\ x < 3 /\\ x' = x + 1
+               /\\ {z \\in 0..x : z \\notin y} \\subseteq 0..x
                /\\ y' = {z \\in 0..x : z \\notin y} \\cup ({z \\in 0..x : z \\notin y} \\ {x - 1})
             \\/ x = 3 /\\ UNCHANGED <<x, y>>
     Inv == (x = 2 => y = {0, 1}) /\\ (x = 3 => y = {2})
@@ -461,3 +462,122 @@ def test_a_remembered_length_is_still_known_to_be_a_number(tmp_path):
     model = load(*write_spec(tmp_path, body, cfg))
     src = "\n".join(v for k, v in model.compiler.sources.items() if k.startswith("state_"))
     assert "_rt.length(" in src and "_rt.le(" not in src and "_rt.lt(" not in src, src
+
+
+def reachable(init, step):
+    """The judge: breadth-first reachable states of a Python transition function."""
+    seen, todo = {init}, [init]
+    while todo:
+        for t in step(todo.pop()):
+            if t not in seen:
+                seen.add(t)
+                todo.append(t)
+    return len(seen)
+
+
+def test_a_next_value_is_remembered_by_everything_it_reads(tmp_path):
+    """f' = [f EXCEPT ![i] = x + c] reads f, the bound i, x and c: a memo that forgot one
+    of them (or answered for an equal but other value) gives another count than the
+    plain enumeration below. The value is remembered (memo.next_memo), in a unit memo
+    too (g' repeats an expression the guard reads)."""
+    body = """
+    VARIABLES f, x, c, g
+    Init == f = [i \\in 1..3 |-> 0] /\\ x = 0 /\\ c = 0 /\\ g = {}
+    Next == \\E i \\in 1..3 :
+              /\\ f' = [f EXCEPT ![i] = (x + c) % 3]
+              /\\ x' = (x + i) % 3
+              /\\ c' = 1 - c
+              /\\ Cardinality(g \\cup {f[i]}) < 4
+              /\\ g' = g \\cup {f[i]}
+    """
+    spec, cfg = write_spec(tmp_path, body, NO_DEADLOCK)
+    model = load(spec, cfg)
+    assert any("Knm" in src for src in model.compiler.sources.values())
+
+    def step(s):
+        f, x, c, g = s
+        for i in range(3):
+            g2 = g | {f[i]}
+            if len(g2) < 4:
+                f2 = list(f)
+                f2[i] = (x + c) % 3
+                yield (tuple(f2), (x + i + 1) % 3, 1 - c, g2)
+    expected = reachable(((0, 0, 0), 0, 0, frozenset()), step)
+    assert run(tmp_path, body, NO_DEADLOCK) == ("ok", None, expected)
+
+
+def test_a_next_value_is_the_stored_object(tmp_path):
+    """A remembered value equal to one a stored state holds is that state's very object
+    (memo.next_memo's canon), so the seen set compares successors by identity."""
+    from spec.checker.bfs import Explorer
+    body = """
+    VARIABLES f, x
+    Init == f = [i \\in {"a", "b"} |-> 0] /\\ x = 0
+    Next == \\E i \\in {"a", "b"} : f' = [f EXCEPT ![i] = 1 - @] /\\ x' = (x + 1) % 3
+    """
+    model = load(*write_spec(tmp_path, body, NO_DEADLOCK))
+    explorer = Explorer(model)
+    assert explorer.run()[0] == "ok"
+    values = [s[0] for s in explorer.states]
+    assert len(values) == 12 and len({id(v) for v in values}) == len(set(values)) == 4
+    for s in explorer.states:  # each successor's f is the object stored for its value
+        out = []
+        model.next_fn(s, out.append)
+        pool = {v: v for v in values}
+        assert all(t[0] is pool[t[0]] for t in out)
+
+
+def test_a_conjunct_of_two_variables_is_not_remembered_by_one(tmp_path):
+    """Inv's second conjunct reads x and y: remembered by x alone it would hold for
+    x = 2 once (2, 0) passed, and miss (2, 1). TypeOK's conjuncts each read one
+    variable and are remembered per value (memo.conjunct_memo)."""
+    body = """
+    VARIABLES x, y
+    Init == x = 0 /\\ y = 0
+    Next == \\/ x < 2 /\\ x' = x + 1 /\\ y' = y
+            \\/ x = 2 /\\ y = 0 /\\ x' = 0 /\\ y' = 1
+    TypeOK == x \\in 0..2 /\\ y \\in {0, 1}
+    Inv == TypeOK /\\ (x < 2 \\/ y = 0)
+    """
+    spec, cfg = write_spec(tmp_path, body, NO_DEADLOCK + "INVARIANT Inv\n")
+    model = load(spec, cfg)
+    model.invariant_all()
+    assert sum(src.count("Kok_") for src in model.compiler.sources.values()) >= 2
+    r = check(spec, cfg)
+    assert (r.result, r.violated, len(r.trace)) == ("invariant", "Inv", 6)
+
+
+def test_a_bound_name_is_in_the_set_it_ranges_over(tmp_path):
+    """`t \\in S` where t ranges over S is TRUE without a test; over another set it is
+    tested."""
+    body = """
+    VARIABLES x, s
+    Init == x = 0 /\\ s = {1, 2}
+    Next == \\E t \\in s : t \\in s /\\ t \\in {2, 3} /\\ x' = t /\\ s' = s
+    """
+    spec, cfg = write_spec(tmp_path, body, NO_DEADLOCK)
+    model = load(spec, cfg)
+    src = "\n".join(model.compiler.sources.values())
+    assert re.search(r"_isin\(b_t_\d+, c_1\)", src) is None
+    assert run(tmp_path, body, NO_DEADLOCK) == ("ok", None, 2)
+
+
+def test_collections_back_off_while_they_find_nothing(monkeypatch):
+    """bfs.Explorer.checkpoint: the gap between collections doubles up to GC_GAP_MAX
+    while they find no garbage, and is 1 again after one that finds some."""
+    from spec.checker import bfs
+    found = iter([5, 0, 0, 0, 0, 0, 3] + [0] * 60)
+    done = []
+    monkeypatch.setattr(bfs.gc, "collect", lambda gen: done.append(1) or next(found))
+    monkeypatch.setattr(bfs.gc, "freeze", lambda: None)
+    explorer = bfs.Explorer.__new__(bfs.Explorer)
+    explorer.checkpoints = explorer.next_collection = 0
+    explorer.gc_gap, explorer.progress = 1, None
+    at = []
+    for k in range(1, 80):
+        before = len(done)
+        explorer.checkpoint(0, 0, 0)
+        if len(done) > before:
+            at.append(k)
+    assert at[:10] == [1, 2, 4, 8, 16, 32, 48, 49, 51, 55], at
+    assert all(b - a <= bfs.GC_GAP_MAX for a, b in zip(at, at[1:]))
