@@ -37,6 +37,19 @@ copies over c_<i> and over n_<i> share one memo: what a step computed for its ne
 state is found again when that state is expanded. A memo that rarely hits (values that
 seldom repeat) gives way to the plain function (rt.by_identity).
 
+The value an action gives a variable, `x' = e`, is remembered the same way by the
+identities of what e reads (state values, locals bound to the elements of a set, primed
+variables assigned before; `next_memo`), also when e is a unit memo already, and the
+value remembered is the object the explorer stores for that value of x when it has one
+(its pool, bfs.sharer): a successor then holds the very objects a stored state holds, so
+the seen set compares it by identity and its hash is known (MCKVSSafetySmall's snapshot
+functions were built, hashed and compared anew in each of its 56 million successors).
+
+A conjunct of the invariants that reads one variable is remembered as TRUE per value
+of that variable, in a dict from the value's id to the value, tested inline
+(`conjunct_memo`): never emptied, since a variable has at most as many distinct values as
+there are stored states, so a type invariant is decided once per distinct value.
+
 Inside a recursive operator, a subexpression that loops and reads some of the
 parameters but not all is remembered the same way, by the identities of their values
 (`param_memo`): `Sum(f, S)` with f made anew in each state answers `S \\ {x}` from the
