@@ -117,6 +117,7 @@ class UnitMemos:
         self.next_fixed = next_fixed  # n_<i> never change during a call (a step s -> t)
         self.entries = {}             # shape -> [name, code, count, memo code]
         self.names = set()            # the entries' names: lists made at the unit's top
+        self.named = {}               # name -> its entry (next_memo finds a use's entry)
         self.rewrites = {}            # memo code -> its new memo code (next_memo)
 
 
@@ -194,7 +195,7 @@ class LetMemo:
         if entry is None:
             name = self.fresh("x")
             reg.names.add(name)
-            entry = reg.entries[shape] = [
+            entry = reg.entries[shape] = reg.named[name] = [
                 name, code, 0, memo_code(name, code)]
         entry[2] += 2 if getattr(self, "frames", None) else 1  # kept if inside a binder
         return entry[3]
@@ -266,8 +267,7 @@ class LetMemo:
         fn = self.var_memos.get(shape)
         if fn is None:
             name = self.fresh("vmemo")
-            made = "".join(f"    {x} = []\n" for x in sorted(lists))
-            src = f"def {name}({', '.join(map(as_vars, args))}):\n{made}" \
+            src = f"def {name}({', '.join(map(as_vars, args))}):\n{made_lists(lists)}" \
                   f"    return {as_vars(code)}\n"
             fn = self.fresh("Kvm")
             self.ns[fn] = by_identity(self.build(src, name), len(args), VAR_MEMO_MAX,
@@ -299,8 +299,7 @@ class LetMemo:
         if found is None:
             name, ok = self.fresh("okmemo"), self.fresh("Kok")
             self.ns[ok] = {}
-            made = "".join(f"    {x} = []\n" for x in sorted(lists))
-            src = f"def {name}({', '.join(map(as_vars, args))}):\n{made}" \
+            src = f"def {name}({', '.join(map(as_vars, args))}):\n{made_lists(lists)}" \
                   f"    r = {as_vars(code)}\n" \
                   f"    if r is True:\n        {ok}[id({as_vars(var)})] = {as_vars(var)}\n" \
                   f"    return r\n"
@@ -336,8 +335,7 @@ class LetMemo:
         value remembered instead of value. `lists`: memo lists code uses, made anew."""
         args = ", ".join(sorted(free))
         name = self.fresh(f"{tag}memo")
-        made = "".join(f"    {x} = []\n" for x in sorted(lists))
-        fn = self.build(f"def {name}({args}):\n{made}    return {code}\n", name)
+        fn = self.build(f"def {name}({args}):\n{made_lists(lists)}    return {code}\n", name)
         key = self.fresh(f"K{tag}")
         self.ns[key] = by_identity(fn, len(free), VAR_MEMO_MAX, self.ns, key, canon) \
             if give_way else by_identity(fn, len(free))
@@ -353,9 +351,10 @@ class LetMemo:
             return code
         reg = stack[-1]
         entry = None
-        if MEMO_USE.match(code):
-            entry = next((e for e in reg.entries.values() if e[3] == code), None)
-            if entry is None:
+        use = MEMO_USE.match(code)
+        if use:
+            entry = reg.named.get(f"x_{use.group(1)}")
+            if entry is None or entry[3] != code:
                 return code
             inner = entry[1]
         else:
@@ -483,6 +482,11 @@ def unit_shape(code, bound):
                                if m.group(0) in bound else m.group(0), code)
         _SHAPES[code] = shape
     return shape
+
+
+def made_lists(lists):
+    """The lines of a generated function that make the memo lists its code uses."""
+    return "".join(f"    {x} = []\n" for x in sorted(lists))
 
 
 def memo_code(name, code):

@@ -7,7 +7,8 @@ by hand.
 """
 import re
 
-from spec.checker import check, codegen, load, memo
+from spec.checker import bfs, check, codegen, load, memo
+from spec.checker.bfs import Explorer
 
 from .conftest import write_spec
 
@@ -509,7 +510,6 @@ def test_a_next_value_is_remembered_by_everything_it_reads(tmp_path):
 def test_a_next_value_is_the_stored_object(tmp_path):
     """A remembered value equal to one a stored state holds is that state's very object
     (memo.next_memo's canon), so the seen set compares successors by identity."""
-    from spec.checker.bfs import Explorer
     body = """
     VARIABLES f, x
     Init == f = [i \\in {"a", "b"} |-> 0] /\\ x = 0
@@ -520,10 +520,10 @@ def test_a_next_value_is_the_stored_object(tmp_path):
     assert explorer.run()[0] == "ok"
     values = [s[0] for s in explorer.states]
     assert len(values) == 12 and len({id(v) for v in values}) == len(set(values)) == 4
+    pool = {v: v for v in values}
     for s in explorer.states:  # each successor's f is the object stored for its value
         out = []
         model.next_fn(s, out.append)
-        pool = {v: v for v in values}
         assert all(t[0] is pool[t[0]] for t in out)
 
 
@@ -565,7 +565,6 @@ def test_a_bound_name_is_in_the_set_it_ranges_over(tmp_path):
 def test_collections_back_off_while_they_find_nothing(monkeypatch):
     """bfs.Explorer.checkpoint: the gap between collections doubles up to GC_GAP_MAX
     while they find no garbage, and is 1 again after one that finds some."""
-    from spec.checker import bfs
     found = iter([5, 0, 0, 0, 0, 0, 3] + [0] * 60)
     done = []
     monkeypatch.setattr(bfs.gc, "collect", lambda gen: done.append(1) or next(found))
