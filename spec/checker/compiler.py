@@ -42,7 +42,7 @@ from .codegen import (
 from .errors import TLAError
 from .expressions import CONJ, ExpressionCompiler
 from .frontend import UNIMPLEMENTED, canonical_op, pos
-from .memo import LetMemo
+from .memo import BlockMemo, LetMemo
 from .scope import (
     ArgB,
     BuiltinB,
@@ -85,7 +85,7 @@ def op_key(ref):
     return (id(node), id(getattr(target, "env", None))) if node is not None else id(target)
 
 
-class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
+class Compiler(ActionCompiler, ExpressionCompiler, LetMemo, BlockMemo):
     """Owns the generated code's global namespace and compiles units into it."""
 
     def __init__(self, var_names):
@@ -187,13 +187,15 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
         names = ", ".join(f"c_{i}" for i in range(n))
         return [f"{names}{',' if n == 1 else ''} = s"]
 
-    def unit(self, fname, params, compile_body, head, hoist=True):
+    def unit(self, fname, params, compile_body, head, hoist=True, emit_line=None):
         """Build `def fname(params)`: head lines, then the compiled body.
 
         The body is compiled with applications `v[k]` of state variables to literal
         keys hoisted into locals (unless not hoist), guarded by one test that each
         such v is a long enough tuple (or dict); when the test fails a plain version
         of the unit runs instead, compiled on its first call (most runs never make one).
+        emit_line: the unit emits successors so, and its branches may be remembered
+        (memo.block_memos).
         """
         self.hoists.append({} if hoist else None)
         try:
@@ -201,17 +203,19 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
                 lines = self.memo_body(compile_body, params)
         finally:
             found = self.hoists.pop()
+        if emit_line:
+            lines = self.block_memos(lines, found, emit_line)
         if callable(params):  # known once the body is compiled (ex_enabled)
             params = params()
         prologue = []
         if found:
             slow = fname + "_plain"
-            self.ns[slow] = self.plain_unit(slow, params, compile_body, head)
+            self.ns[slow] = self.plain_unit(slow, params, compile_body, head, emit_line)
             prologue = hoist_prologue(found, f"return {slow}({params})")
         src = "\n".join([f"def {fname}({params}):"] + indent(head + prologue + lines))
         return self.build(src, fname)
 
-    def plain_unit(self, slow, params, compile_body, head):
+    def plain_unit(self, slow, params, compile_body, head, emit_line=None):
         """A stand-in for the unit without hoisting: compiles it on its first call, then
         puts it in its own place and calls it."""
         def compile_then_call(*args):
@@ -221,6 +225,8 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
                     lines = self.memo_body(compile_body, params)
             finally:
                 self.hoists.pop()
+            if emit_line:
+                lines = self.block_memos(lines, None, emit_line)
             fn = self.build("\n".join([f"def {slow}({params}):"] + indent(head + lines)), slow)
             self.ns[slow] = fn
             return fn(*args)
@@ -356,8 +362,11 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo):
             return [f"emit({tup})"]
 
         head = self.unpack() if mode != "init" else ["s = None"]
+        plain = mode == "action" and not labels and partial is None
+        emit_line = f"emit(({''.join(f'n_{i}, ' for i in range(n))}))" if plain and n else None
         return self.unit(fname, "s, emit",
-                         lambda: self.act(node, env, Cx(mode), final) + ["return None"], head)
+                         lambda: self.act(node, env, Cx(mode), final) + ["return None"], head,
+                         emit_line=emit_line)
 
     # --- name resolution ----------------------------------------------------
     def lookup(self, name, env, node):

@@ -45,6 +45,16 @@ value remembered is the object the explorer stores for that value of x when it h
 the seen set compares it by identity and its hash is known (MCKVSSafetySmall's snapshot
 functions were built, hashed and compared anew in each of its 56 million successors).
 
+A branch of the next-state action (a statement of its unit that emits successors) that
+reads some of the variables but not all, such as `\\E t \\in tx : Add(t)` reading tx,
+snapshotStore and written, gives the same successors' new values whenever those values
+are the same objects: its successors are remembered as a list by their identities (and
+those of the bound names it reads; `block_memos`), the variables it only copies taken from
+the state at hand. Adjacent branches reading the same variables share one memo; a loop
+reading them all is looked into. A branch with one guarded successor and no loop is left
+alone (a look-up costs about what it saves), and a memo that serves fewer successors than
+it has entries gives way to the branch as it was, kept beside it (`if Kon_<k>: ... else:`).
+
 A conjunct of the invariants that reads one variable is remembered as TRUE per value
 of that variable, in a dict from the value's id to the value, tested inline
 (`conjunct_memo`): never emptied, since a variable has at most as many distinct values as
@@ -55,7 +65,9 @@ parameters but not all is remembered the same way, by the identities of their va
 (`param_memo`): `Sum(f, S)` with f made anew in each state answers `S \\ {x}` from the
 memo, so the next call's S is the memo's own object and is found again.
 """
+import builtins
 import contextlib
+import dis
 import re
 
 from .codegen import LOCAL_NAME, local_scope
@@ -546,3 +558,187 @@ def place_inits(lines, names):
         out.extend(before.get(i, ()))
         out.append(line)
     return out
+
+
+# --- whole branches of the next-state action -----------------------------------------
+BLOCK_IMPURE = re.compile(r"_rt[._](tlc_print|random|\w*json|tlcget)|_tlc_level")
+ASSIGN = re.compile(r"(n_\d+) = (.*)$")
+BLOCK_FREE = re.compile(r"[cpbnx]_\w+")
+BLOCK_MEMO_MAX = 1 << 16
+# a branch's memo is dropped when it serves fewer successors than it has entries (a
+# hit saves the branch's guards and the next-state memos of each successor; a miss costs
+# the branch and a look-up), asked at 4096 entries and at each doubling
+BLOCK_SAVED, BLOCK_CHECK = 1, 4096
+BUILTIN_NAMES = frozenset(dir(builtins))
+
+
+def statements(lines):
+    """lines (one statement or header per line, none indented less than the first) split
+    into the statements at the first line's indentation, each with its nested lines and
+    its elif/else/except/finally parts."""
+    out = []
+    top = indent_of(lines[0]) if lines else 0
+    for line in lines:
+        if indent_of(line) == top and not (out and CONTINUED.match(line.lstrip())):
+            out.append([line])
+        else:
+            out[-1].append(line)
+    return out
+
+
+def indent_of(line):
+    return len(line) - len(line.lstrip(" "))
+
+
+def body_lines(body, emits, outputs):
+    """body (statements at indentation 0) as a function's body that appends the tuple of
+    outputs where an emit was."""
+    return ["    " + (" " * indent_of(line) + f"_out.append(({outputs}))" if emit else line)
+            for line, emit in zip(body, emits)]
+
+
+def compiled_function(body, emits, outputs):
+    """The code object of body_lines as a function, or None if it is not Python."""
+    src = "def _probe():\n    _out = []\n" + "\n".join(body_lines(body, emits, outputs))
+    try:
+        return compile(src.replace("_rt.", "_rt_"), "<probe>", "exec").co_consts[0]
+    except SyntaxError:
+        return None
+
+
+def global_loads(code):
+    """The names a code object (and every function inside it) loads as globals."""
+    names, todo = set(), [code]
+    while todo:
+        co = todo.pop()
+        names.update(i.argval for i in dis.get_instructions(co)
+                     if i.opname in ("LOAD_GLOBAL", "LOAD_NAME"))
+        todo.extend(c for c in co.co_consts if hasattr(c, "co_code"))
+    return names
+
+
+class BlockPlan:
+    """What a remembered run of statements reads (args, sorted), what it gives the next
+    state (outputs, `n_i, ` each), what it leaves as it was (kept: the n_i it only ever
+    copies from c_i), its body as a function's (inner, lists, heads), and the emit of
+    each of its successors (emit)."""
+    __slots__ = ("pad", "args", "outputs", "kept", "inner", "lists", "heads", "emit")
+
+    def sig(self):
+        return self.args, self.outputs, self.kept
+
+
+class BlockMemo:
+    """Mixin of Compiler."""
+
+    def block_memos(self, lines, found, emit_line):
+        """The body of a next-state unit where each run of statements that emit
+        successors and read the same part of the variables (the branches of Next such
+        as `\\E t \\in tx : Add(t)`) is replaced by a loop over its successors' new values,
+        remembered by the identities of what it reads (rt.by_identity). A loop that reads
+        every variable (`\\E p \\in Proc : A(p) \\/ B(p)`) is looked into. emit_line: the
+        unit's `emit(...)` of its full tuple; found: its hoisted parts of variables."""
+        out, run = [], []  # run: the statements of one plan's signature, not yet placed
+
+        def place():
+            if run:
+                lines = [line for stmt in run for line in stmt]
+                plan = self.block_plan(lines, found, emit_line) if len(run) > 1 \
+                    else run_plan[0]
+                out.extend(self.block_build(plan, lines))
+                del run[:]
+
+        run_plan = [None]
+        for stmt in statements(lines):
+            plan = self.block_plan(stmt, found, emit_line) \
+                if any("emit(" in line for line in stmt) else None
+            if plan is not None and run and plan.sig() == run_plan[0].sig():
+                run.append(stmt)
+                continue
+            place()
+            if plan is not None:
+                run.append(stmt)
+                run_plan[0] = plan
+            elif stmt[0].lstrip().startswith("for ") and len(stmt) > 1 \
+                    and not any(indent_of(line) == indent_of(stmt[0]) for line in stmt[1:]):
+                out.append(stmt[0])
+                out.extend(self.block_memos(stmt[1:], found, emit_line))
+            else:
+                out.extend(stmt)
+        place()
+        return out
+
+    def block_plan(self, stmts, found, emit_line):
+        """The BlockPlan of statements stmts (see block_memos), or None where no memo is
+        safe or worth it: an emit of another form, a return, something impure, a name
+        read that is neither a state's nor a bound one, every variable read, or a single
+        successor with no loop."""
+        pad = " " * indent_of(stmts[0])
+        body = [line[len(pad):] for line in stmts]
+        if BLOCK_IMPURE.search("\n".join(body)) or any(
+                ("emit" in line and line.strip() != emit_line)
+                or line.lstrip().startswith(("return", "yield")) for line in body):
+            return None
+        if sum(line.strip() == emit_line for line in body) < 2 \
+                and not any(line.lstrip().startswith("for ") for line in body):
+            return None  # one guarded successor: a look-up costs about what it saves
+        emits = [line.strip() == emit_line for line in body]
+        assigned = compiled_function(body, emits, "")
+        if assigned is None:
+            return None
+        assigned = [n for n in assigned.co_varnames if NEXT_NAME.match(n)]
+        # n_i that the statements only ever copy from c_i: emitted as c_i itself
+        kept = frozenset(n for n in assigned if all(
+            emit or line.strip() == f"{n} = c_{n[2:]}" or not re.search(rf"\b{n}\b", line)
+            for line, emit in zip(body, emits)))
+        outputs = "".join(f"{n}, " for n in sorted(set(assigned) - kept, key=lambda n: int(n[2:])))
+        copies = {f"{n} = c_{n[2:]}" for n in kept}
+        inner = [" " * indent_of(line) + "pass" if line.strip() in copies else line
+                 for line in body]
+        code = compiled_function(inner, emits, outputs)
+        if code is None:
+            return None
+        inner = "\n".join(body_lines(inner, emits, outputs))
+        free = {n for n in global_loads(code)
+                if n not in self.ns and n not in BUILTIN_NAMES}
+        if not all(BLOCK_FREE.fullmatch(n) for n in free):
+            return None
+        lists = {n for n in free if MEMO_NAME.fullmatch(n)}  # made again inside
+        parts = {n for n in free if n.startswith("p_")}        # taken again from c_i
+        slots = {name: slot for slot, name in (found or {}).items()}
+        if not parts <= set(slots):
+            return None
+        args = tuple(sorted((free - lists - parts) | {f"c_{slots[p][0]}" for p in parts}))
+        if not args or len({a for a in args if a.startswith("c_")}) == len(self.var_names):
+            return None
+        plan = BlockPlan()
+        plan.pad, plan.args, plan.outputs, plan.kept = pad, args, outputs, kept
+        plan.inner, plan.lists, plan.heads = inner, lists, []
+        plan.emit = emit_line
+        for n in kept:
+            plan.emit = re.sub(rf"\b{n}\b", f"c_{n[2:]}", plan.emit)
+        for p in sorted(parts):
+            i, k = slots[p]
+            plan.heads.append(f"    {p} = c_{i}[{k - 1}] if c_{i}.__class__ is tuple "
+                              f"else c_{i}.d[{k!r}]\n" if k.__class__ is int and k > 0
+                              else f"    {p} = c_{i}.d[{k!r}]\n")
+        return plan
+
+    def block_build(self, plan, lines):
+        """The lines that replace a planned run of statements (lines): a loop over the
+        values its function gives the next state, remembered by the identities of its
+        arguments, while the memo hits often enough; the statements as they were after."""
+        name = self.fresh("bmemo")
+        self.build(f"def {name}({', '.join(plan.args)}):\n" + "".join(plan.heads)
+                   + made_lists(plan.lists) + f"    _out = []\n{plan.inner}\n"
+                   "    return _out\n", name)
+        key, on = self.fresh("Kbm"), self.fresh("Kon")
+        self.ns[on] = True
+        self.ns[key] = by_identity(self.ns[name], len(plan.args), BLOCK_MEMO_MAX, self.ns, on,
+                                   hits_per_entry=BLOCK_SAVED, first_check=BLOCK_CHECK,
+                                   gone=False, weight=len)
+        pad = plan.pad
+        return [f"{pad}if {on}:",
+                f"{pad}    for ({plan.outputs}) in {key}({', '.join(plan.args)}):",
+                f"{pad}        {plan.emit}",
+                f"{pad}else:"] + ["    " + line for line in lines]

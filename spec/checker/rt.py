@@ -7,7 +7,6 @@ standard-module operators. Every failure raises TLAError.
 """
 from itertools import permutations as _perms
 from itertools import product
-from operator import is_ as operator_is
 
 from .errors import TLAError
 from .values import (
@@ -413,26 +412,41 @@ IDENTITY_MAX = 20000
 VAR_MEMO_MAX = 4096
 
 
-def by_identity(fn, n, size=IDENTITY_MAX, ns=None, name=None, canon=None):
+def by_identity(fn, n, size=IDENTITY_MAX, ns=None, name=None, canon=None, hits_per_entry=0.5,
+                first_check=None, gone=None, weight=None):
     """fn (of n arguments), remembered by the identities of its arguments: an entry holds
     the argument objects themselves, so an id is never reused while it lives, and answers
     only for those very objects, never for equal ones (TRUE and 1 are equal to Python).
     Errors are not remembered. Emptied beyond `size` entries; when it is called through
     the global `name` of namespace ns (memo.var_memo) and fewer than size // 2 calls hit
     since it was last emptied (values that rarely repeat), `name` is rebound to fn
-    itself, so later calls skip the keying."""
+    itself, so later calls skip the keying. With first_check, that is asked already at
+    first_check entries and again at each doubling, with hits_per_entry hits wanted for
+    each entry (a memo that costs more than it saves when it misses); gone: what `name`
+    is rebound to then, if not fn. weight(value): what a hit saves, in units of a
+    look-up (1 without weight); hits are counted at the mean weight of the values stored."""
     seen = {}
     hits = 0
+    tally = [0]  # the hits of `many`, counted where a nonlocal cannot be
+    check = first_check or size
+    mass = 0  # the weights of the values stored since the last emptying
 
     def store(key, args, value):
-        nonlocal hits
+        nonlocal hits, check, mass
         if canon is not None:
             value = canon(value, value)
-        if len(seen) >= size:
-            if ns is not None and hits < size // 2:
-                ns[name] = fn
-            seen.clear()
-            hits = 0
+        if len(seen) >= check:
+            saved = (hits + tally[0]) * (mass / len(seen) if weight is not None else 1)
+            if ns is not None and saved < hits_per_entry * len(seen):
+                ns[name] = gone if gone is not None else fn
+            if len(seen) >= size:
+                seen.clear()
+                hits = tally[0] = mass = 0
+                check = first_check or size
+            else:
+                check = min(2 * check, size)
+        if weight is not None:
+            mass += weight(value)
         seen[key] = (args, value)
         return value
 
@@ -457,15 +471,23 @@ def by_identity(fn, n, size=IDENTITY_MAX, ns=None, name=None, canon=None):
             return store(key, (a, b), fn(a, b))
         return two
 
-    def many(*args):
-        nonlocal hits
-        key = tuple(map(id, args))
-        hit = seen.get(key)
-        if hit is not None and all(map(operator_is, hit[0], args)):
-            hits += 1
-            return hit[1]
-        return store(key, args, fn(*args))
-    return many
+    # n arguments spelt out: no packing of *args, no map over them
+    params = ", ".join(f"a{i}" for i in range(n))
+    same = " and ".join(f"args[{i}] is a{i}" for i in range(n)) or "True"
+    packed = f"({params},)" if n else "()"
+    src = (f"def many({params}):\n"
+           f"    key = ({''.join(f'id(a{i}), ' for i in range(n))})\n"
+           f"    hit = seen.get(key)\n"
+           f"    if hit is not None:\n"
+           f"        args = hit[0]\n"
+           f"        if {same}:\n"
+           f"            tally[0] += 1\n"
+           f"            return hit[1]\n"
+           f"    return store(key, {packed}, fn({params}))\n")
+
+    scope = {"seen": seen, "store": store, "fn": fn, "tally": tally}
+    exec(src, scope)
+    return scope["many"]
 
 
 def except_many(f, prefix, lasts):

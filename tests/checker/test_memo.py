@@ -580,3 +580,85 @@ def test_collections_back_off_while_they_find_nothing(monkeypatch):
             at.append(k)
     assert at[:10] == [1, 2, 4, 8, 16, 32, 48, 49, 51, 55], at
     assert all(b - a <= bfs.GC_GAP_MAX for a, b in zip(at, at[1:]))
+
+
+BRANCHES = """
+VARIABLES f, x, y, z
+Init == f = [i \\in 1..3 |-> 0] /\\ x = 0 /\\ y = 0 /\\ z = 0
+Bump(i) == /\\ f[i] < 2 /\\ f' = [f EXCEPT ![i] = @ + 1]
+           /\\ x' \\in {x, (x + i) % 3} /\\ UNCHANGED <<y, z>>
+Spin(p) == \\E k \\in {0, 1} : z' = (z + p * k + y) % 5 /\\ UNCHANGED <<f, x, y>>
+Next == \\/ \\E i \\in 1..3 : Bump(i)
+        \\/ y' = (y + x) % 4 /\\ UNCHANGED <<f, x, z>>
+        \\/ \\E p \\in {y, 1} : Spin(p)
+        \\/ \\E p \\in {y % 3, 2} : \\E q \\in {0, p} :
+             z' = q /\\ x' = (y + p) % 3 /\\ UNCHANGED <<f, y>>
+        \\/ \\E p \\in {x, z} :
+             \\/ \\E k \\in {0, p} : y' = (p + k + y) % 4 /\\ UNCHANGED <<f, x, z>>
+             \\/ \\E i \\in {1, (p % 3) + 1} : f[i] < 2 /\\ f' = [f EXCEPT ![i] = p % 2]
+                                           /\\ UNCHANGED <<x, y, z>>
+"""
+
+
+def branches_step(s):
+    """BRANCHES' next-state relation in plain Python: the judge of the memos of branches."""
+    f, x, y, z = s
+    for i in (1, 2, 3):
+        if f[i - 1] < 2:
+            f2 = f[:i - 1] + (f[i - 1] + 1,) + f[i:]
+            for x2 in {x, (x + i) % 3}:
+                yield (f2, x2, y, z)
+    yield (f, x, (y + x) % 4, z)
+    for p in {y, 1}:
+        for k in (0, 1):
+            yield (f, x, y, (z + p * k + y) % 5)
+    for p in {y % 3, 2}:
+        for q in {0, p}:
+            yield (f, (y + p) % 3, y, q)
+    for p in {x, z}:
+        for k in {0, p}:
+            yield (f, x, (p + k + y) % 4, z)
+        for i in {1, p % 3 + 1}:
+            if f[i - 1] < 2:
+                yield (f[:i - 1] + (p % 2,) + f[i:], x, y, z)
+
+
+def test_a_branch_of_next_is_remembered_by_everything_it_reads(tmp_path):
+    """memo.block_memos: Bump's branch reads f and x only (y and z are copied), Spin's
+    reads y, z and the bound p, the last reads y and p and gives z and x from them, with
+    `x' \\in S` among the assignments. A memo that forgot something it reads, or emitted
+    a variable as copied that a branch assigns, gives another count than the judge."""
+    spec, cfg = write_spec(tmp_path, BRANCHES, NO_DEADLOCK)
+    model = load(spec, cfg)
+    memos = [k for k in model.compiler.sources if k.startswith("bmemo")]
+    assert len(memos) >= 2, sorted(model.compiler.sources)
+    expected = reachable(((0, 0, 0), 0, 0, 0), branches_step)
+    assert run(tmp_path, BRANCHES, NO_DEADLOCK) == ("ok", None, expected)
+    explorer = Explorer(model)
+    assert explorer.run()[0] == "ok"
+    for s in explorer.states:  # the same successors in the same order, state by state
+        got, plain = [], []
+        model.next_fn(s, got.append)
+        model.next_fn(s, got.append)  # the second time from the memos
+        for t in branches_step(s):
+            plain.append(t)
+        assert got[:len(got) // 2] == got[len(got) // 2:]
+        assert sorted(map(repr, got[:len(got) // 2])) == sorted(map(repr, plain))
+
+
+def test_a_branch_memo_that_saves_little_is_dropped():
+    """rt.by_identity with weight (memo.block_build): asked at first_check entries and at
+    each doubling, a memo whose hits serve fewer successors than it has entries rebinds
+    its name to `gone`; one whose values are long lists stays."""
+    from spec.checker import rt
+    for length, stays in ((0, False), (1, False), (2, True), (8, True)):
+        ns = {"on": True}
+        memo_f = rt.by_identity(lambda a, b, n=length: [a] * n, 2, 1 << 16, ns, "on",
+                                hits_per_entry=1, first_check=64, gone=False, weight=len)
+        objects = [(i,) for i in range(64)]
+        for each in objects:  # 64 entries, then 32 hits
+            memo_f(each, 0)
+        for each in objects[::2]:
+            assert memo_f(each, 0) == [each] * length
+        memo_f((), 0)  # the 65th entry asks
+        assert ns["on"] is stays, length
