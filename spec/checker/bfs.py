@@ -257,7 +257,11 @@ class Explorer:
         last = time.monotonic()
         succ = []
         emit = succ.append
-        fast = not constrained and key is None and not keep and not self.step_tests
+        # the fast loop: a set of states; state constraints that read nothing but the
+        # state are tested on the states not met before only
+        fast = (not constrained or (skip and not action_constrained)) and key is None \
+            and not keep and not self.step_tests
+        constraints = m.constraints
         known = self.known
         share = sharer(len(m.var_names), parent=True, pools=self.pools())
         if fast:  # a set is enough: a state's index is its position in `states`
@@ -287,6 +291,14 @@ class Explorer:
                 n = len(states)
                 for t in succ:
                     if t in seen:
+                        continue
+                    if constraints and not self.in_model(None, t):
+                        # TLC checks the invariants of a state outside the constraints
+                        # too (each time it is generated) and keeps it out of the graph
+                        if not self.all_hold(inv_all, t):
+                            bad = self.first_bad_invariant(t)
+                            if bad:
+                                return ("invariant", bad, idx, t)
                         continue
                     t = share(t, s)
                     add(t)

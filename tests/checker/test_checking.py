@@ -81,6 +81,35 @@ def test_constraints_and_action_constraints(run_spec):
     assert (r.result, r.distinct_states, r.depth) == ("ok", 6, 6)
 
 
+def test_a_state_constraint_in_the_fast_loop(run_spec):
+    """A state constraint that reads only the state (bfs.Explorer.loop's fast path): a
+    state outside it is neither stored nor expanded, yet its invariants are checked, as
+    TLC does. Without the constraint the ring of ten is all reachable."""
+    body = """
+    VARIABLES x, y
+    Init == x = 0 /\\ y = 0
+    Next == \\/ x' = (x + 1) % 10 /\\ y' = y
+            \\/ x' = (x + 3) % 10 /\\ y' = 1 - y
+    Keep == x # 7
+    NotSeven == x # 7
+    """
+    def judge():
+        seen, todo = {(0, 0)}, [(0, 0)]
+        while todo:
+            x, y = todo.pop()
+            for t in (((x + 1) % 10, y), ((x + 3) % 10, 1 - y)):
+                if t[0] != 7 and t not in seen:
+                    seen.add(t)
+                    todo.append(t)
+        return len(seen)
+    r = run_spec(body, "INIT Init\nNEXT Next\nCONSTRAINT Keep\n")
+    assert (r.result, r.distinct_states) == ("ok", judge()) and judge() < 20
+    r = run_spec(body, "INIT Init\nNEXT Next\n")
+    assert (r.result, r.distinct_states) == ("ok", 20)
+    r = run_spec(body, "INIT Init\nNEXT Next\nCONSTRAINT Keep\nINVARIANT NotSeven\n")
+    assert (r.result, r.violated) == ("invariant", "NotSeven")
+
+
 def test_symmetry_and_view(run_spec):
     body = """
     CONSTANT P
