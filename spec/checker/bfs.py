@@ -76,6 +76,9 @@ def located(exc, what, where):
 
 
 GC_GAP_MAX = 16  # checkpoints (of 4096 states each) between collections at most
+# states expanded before the next-state relation is rebuilt with its branches remembered
+# (memo.block_memos): building that costs about what a few thousand states do
+BRANCH_MEMOS_AFTER = 16384
 
 
 def sharer(n, parent=False, pools=None):
@@ -270,7 +273,10 @@ class Explorer:
         append_state = states.append
         append_parent = parents.append
         inv_all = m.invariant_all() if invs else None
+        branches = getattr(next_fn, "with_branch_memos", None)
         while idx < len(states):
+            if branches is not None and idx >= BRANCH_MEMOS_AFTER:
+                next_fn, branches = branches(), None
             if idx == next_level_at:
                 next_level_at = len(states)
                 depth += 1

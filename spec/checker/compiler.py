@@ -194,8 +194,9 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo, BlockMemo):
         keys hoisted into locals (unless not hoist), guarded by one test that each
         such v is a long enough tuple (or dict); when the test fails a plain version
         of the unit runs instead, compiled on its first call (most runs never make one).
-        emit_line: the unit emits successors so, and its branches may be remembered
-        (memo.block_memos).
+        emit_line: the unit emits successors so; its attribute `with_branch_memos()`
+        then builds the same unit with its branches remembered (memo.block_memos), which
+        a long search switches to (bfs.BRANCH_MEMOS_AFTER; a short one never pays for it).
         """
         self.hoists.append({} if hoist else None)
         try:
@@ -203,19 +204,27 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo, BlockMemo):
                 lines = self.memo_body(compile_body, params)
         finally:
             found = self.hoists.pop()
-        if emit_line:
-            lines = self.block_memos(lines, found, emit_line)
         if callable(params):  # known once the body is compiled (ex_enabled)
             params = params()
         prologue = []
         if found:
             slow = fname + "_plain"
-            self.ns[slow] = self.plain_unit(slow, params, compile_body, head, emit_line)
+            self.ns[slow] = self.plain_unit(slow, params, compile_body, head)
             prologue = hoist_prologue(found, f"return {slow}({params})")
         src = "\n".join([f"def {fname}({params}):"] + indent(head + prologue + lines))
-        return self.build(src, fname)
+        fn = self.build(src, fname)
+        if emit_line:
+            def with_branch_memos():
+                remembered = self.block_memos(lines, found, emit_line)
+                if remembered == lines:
+                    return fn
+                name = fname + "_branches"
+                return self.build("\n".join([f"def {name}({params}):"]
+                                            + indent(head + prologue + remembered)), name)
+            fn.with_branch_memos = with_branch_memos
+        return fn
 
-    def plain_unit(self, slow, params, compile_body, head, emit_line=None):
+    def plain_unit(self, slow, params, compile_body, head):
         """A stand-in for the unit without hoisting: compiles it on its first call, then
         puts it in its own place and calls it."""
         def compile_then_call(*args):
@@ -225,8 +234,6 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo, BlockMemo):
                     lines = self.memo_body(compile_body, params)
             finally:
                 self.hoists.pop()
-            if emit_line:
-                lines = self.block_memos(lines, None, emit_line)
             fn = self.build("\n".join([f"def {slow}({params}):"] + indent(head + lines)), slow)
             self.ns[slow] = fn
             return fn(*args)

@@ -65,9 +65,7 @@ parameters but not all is remembered the same way, by the identities of their va
 (`param_memo`): `Sum(f, S)` with f made anew in each state answers `S \\ {x}` from the
 memo, so the next call's S is the memo's own object and is found again.
 """
-import builtins
 import contextlib
-import dis
 import re
 
 from .codegen import LOCAL_NAME, local_scope
@@ -562,14 +560,14 @@ def place_inits(lines, names):
 
 # --- whole branches of the next-state action -----------------------------------------
 BLOCK_IMPURE = re.compile(r"_rt[._](tlc_print|random|\w*json|tlcget)|_tlc_level")
-ASSIGN = re.compile(r"(n_\d+) = (.*)$")
+# a next-state variable a statement assigns: `n_1 = ...` or `for n_1 in ...`
+ASSIGNED = re.compile(r"^\s*(?:for )?(n_\d+)(?: = | in )")
 BLOCK_FREE = re.compile(r"[cpbnx]_\w+")
 BLOCK_MEMO_MAX = 1 << 16
 # a branch's memo is dropped when it serves fewer successors than it has entries (a
 # hit saves the branch's guards and the next-state memos of each successor; a miss costs
 # the branch and a look-up), asked at 4096 entries and at each doubling
 BLOCK_SAVED, BLOCK_CHECK = 1, 4096
-BUILTIN_NAMES = frozenset(dir(builtins))
 
 
 def statements(lines):
@@ -606,13 +604,12 @@ def compiled_function(body, emits, outputs):
         return None
 
 
-def global_loads(code):
-    """The names a code object (and every function inside it) loads as globals."""
+def bound_names(code):
+    """The names a code object (and every function inside it) binds as its locals."""
     names, todo = set(), [code]
     while todo:
         co = todo.pop()
-        names.update(i.argval for i in dis.get_instructions(co)
-                     if i.opname in ("LOAD_GLOBAL", "LOAD_NAME"))
+        names.update(co.co_varnames, co.co_cellvars)
         todo.extend(c for c in co.co_consts if hasattr(c, "co_code"))
     return names
 
@@ -683,24 +680,24 @@ class BlockMemo:
                 and not any(line.lstrip().startswith("for ") for line in body):
             return None  # one guarded successor: a look-up costs about what it saves
         emits = [line.strip() == emit_line for line in body]
-        assigned = compiled_function(body, emits, "")
-        if assigned is None:
-            return None
-        assigned = [n for n in assigned.co_varnames if NEXT_NAME.match(n)]
+        assigned = {n for line in body for n in ASSIGNED.findall(line)}
         # n_i that the statements only ever copy from c_i: emitted as c_i itself
         kept = frozenset(n for n in assigned if all(
             emit or line.strip() == f"{n} = c_{n[2:]}" or not re.search(rf"\b{n}\b", line)
             for line, emit in zip(body, emits)))
-        outputs = "".join(f"{n}, " for n in sorted(set(assigned) - kept, key=lambda n: int(n[2:])))
+        outputs = sorted(assigned - kept, key=lambda n: int(n[2:]))
         copies = {f"{n} = c_{n[2:]}" for n in kept}
         inner = [" " * indent_of(line) + "pass" if line.strip() in copies else line
                  for line in body]
+        outputs = "".join(f"{n}, " for n in outputs)
         code = compiled_function(inner, emits, outputs)
         if code is None:
             return None
         inner = "\n".join(body_lines(inner, emits, outputs))
-        free = {n for n in global_loads(code)
-                if n not in self.ns and n not in BUILTIN_NAMES}
+        bound = bound_names(code)
+        if {n for n in bound if NEXT_NAME.match(n)} != assigned - kept:
+            return None  # assigned otherwise than ASSIGNED finds
+        free = {n for n in LOCAL_NAME.findall(inner) if n not in bound and n not in self.ns}
         if not all(BLOCK_FREE.fullmatch(n) for n in free):
             return None
         lists = {n for n in free if MEMO_NAME.fullmatch(n)}  # made again inside

@@ -623,27 +623,33 @@ def branches_step(s):
                 yield (f[:i - 1] + (p % 2,) + f[i:], x, y, z)
 
 
-def test_a_branch_of_next_is_remembered_by_everything_it_reads(tmp_path):
+def test_a_branch_of_next_is_remembered_by_everything_it_reads(tmp_path, monkeypatch):
     """memo.block_memos: Bump's branch reads f and x only (y and z are copied), Spin's
     reads y, z and the bound p, the last reads y and p and gives z and x from them, with
     `x' \\in S` among the assignments. A memo that forgot something it reads, or emitted
-    a variable as copied that a branch assigns, gives another count than the judge."""
+    a variable as copied that a branch assigns, gives another count than the judge. The
+    search switches to the remembering Next from its first state here."""
+    monkeypatch.setattr(bfs, "BRANCH_MEMOS_AFTER", 0)
     spec, cfg = write_spec(tmp_path, BRANCHES, NO_DEADLOCK)
     model = load(spec, cfg)
+    remembering = model.next_fn.with_branch_memos()
     memos = [k for k in model.compiler.sources if k.startswith("bmemo")]
-    assert len(memos) >= 2, sorted(model.compiler.sources)
+    assert remembering is not model.next_fn and len(memos) >= 2, sorted(model.compiler.sources)
     expected = reachable(((0, 0, 0), 0, 0, 0), branches_step)
     assert run(tmp_path, BRANCHES, NO_DEADLOCK) == ("ok", None, expected)
+    switched = []
+    build = model.next_fn.with_branch_memos
+    model.next_fn.with_branch_memos = lambda: switched.append(1) or build()
     explorer = Explorer(model)
-    assert explorer.run()[0] == "ok"
+    assert explorer.run()[0] == "ok" and switched == [1]
+    assert len(explorer.states) == expected
     for s in explorer.states:  # the same successors in the same order, state by state
-        got, plain = [], []
-        model.next_fn(s, got.append)
-        model.next_fn(s, got.append)  # the second time from the memos
-        for t in branches_step(s):
-            plain.append(t)
-        assert got[:len(got) // 2] == got[len(got) // 2:]
-        assert sorted(map(repr, got[:len(got) // 2])) == sorted(map(repr, plain))
+        plain, got = [], []
+        model.next_fn(s, plain.append)
+        remembering(s, got.append)
+        remembering(s, got.append)  # the second time from the memos
+        assert got == plain + plain
+        assert sorted(map(repr, plain)) == sorted(map(repr, branches_step(s)))
 
 
 def test_a_branch_memo_that_saves_little_is_dropped():
