@@ -54,6 +54,8 @@ the state at hand. Adjacent branches reading the same variables share one memo; 
 reading them all is looked into. A branch with one guarded successor and no loop is left
 alone (a look-up costs about what it saves), and a memo that serves fewer successors than
 it has entries gives way to the branch as it was, kept beside it (`if Kon_<k>: ... else:`).
+This remembering Next is built only once a search has expanded BRANCH_MEMOS_AFTER states
+(bfs.py; the unit's `with_branch_memos`): a short run never pays for building it.
 
 A conjunct of the invariants that reads one variable is remembered as TRUE per value
 of that variable, in a dict from the value's id to the value, tested inline

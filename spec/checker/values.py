@@ -285,7 +285,7 @@ class FnSet(LazySet):
                     if v not in cod:
                         return member(v, cod)
                 return True
-            return all(member(v, cod) for v in f)
+            return all_in(f, cod)
         dom = enum(self.dom)
         if f.__class__ is FnDict:
             if f.d.keys() != dom:
@@ -296,7 +296,7 @@ class FnSet(LazySet):
                     if v not in cod:
                         return member(v, cod)
                 return True
-            return all(member(v, cod) for v in f.d.values())
+            return all_in(f.d.values(), cod)
         return False
 
     def enumerate(self):
@@ -482,6 +482,17 @@ def comparable(a, b):
 def check_comparable(a, b):
     if a.__class__ is not b.__class__ and not comparable(a, b):
         raise TLAError(f"Attempted to compare {kind(a)} {show(a)} with {kind(b)} {show(b)}")
+
+
+def all_in(values, s):
+    """all(member(v, s) for v in values), a lazy set's test called in a plain loop."""
+    if not isinstance(s, LazySet):
+        return all(member(v, s) for v in values)
+    contains = s.contains
+    for v in values:
+        if not contains(v):
+            return False
+    return True
 
 
 def member(x, s):
