@@ -209,7 +209,7 @@ class SeqSet(LazySet):
         self.base = base
 
     def contains(self, x):
-        return x.__class__ is tuple and all(member(e, self.base) for e in x)
+        return x.__class__ is tuple and all_in(x, self.base)
 
     def describe(self):
         return "Seq(...)"
@@ -237,7 +237,7 @@ class SubsetSet(LazySet):
         base = self.base
         if x.__class__ is frozenset and base.__class__ is frozenset and x <= base:
             return True  # else element by element, for TLC's errors
-        return all(member(e, base) for e in enum(x))
+        return all_in(enum(x), base)
 
     def enumerate(self):
         items = list(enum(self.base))
@@ -335,7 +335,11 @@ class RecSet(LazySet):
         if r.__class__ is not FnDict or r.d.keys() != self.fields.keys():
             return False
         d = r.d
-        return all(member(d[k], s) for k, s in self.fields.items())
+        for k, s in self.fields.items():
+            v = d[k]
+            if not (v in s if s.__class__ is frozenset else member(v, s)):
+                return member(v, s)
+        return True
 
     def enumerate(self):
         return frozenset(self.iterate())
@@ -485,7 +489,13 @@ def check_comparable(a, b):
 
 
 def all_in(values, s):
-    """all(member(v, s) for v in values), a lazy set's test called in a plain loop."""
+    """all(member(v, s) for v in values) in a plain loop (a generator of calls costs more
+    than the tests): a finite set's own membership, or a lazy set's test."""
+    if s.__class__ is frozenset:
+        for v in values:
+            if v not in s:
+                return member(v, s)
+        return True
     if not isinstance(s, LazySet):
         return all(member(v, s) for v in values)
     contains = s.contains
