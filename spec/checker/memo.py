@@ -606,12 +606,13 @@ def compiled_function(body, emits, outputs):
         return None
 
 
-def bound_names(code):
-    """The names a code object (and every function inside it) binds as its locals."""
+def global_names(code):
+    """The names a code object, or a function inside it, reads as globals or attributes
+    (a name bound in one comprehension is still free where the block reads it outside)."""
     names, todo = set(), [code]
     while todo:
         co = todo.pop()
-        names.update(co.co_varnames, co.co_cellvars)
+        names.update(co.co_names)
         todo.extend(c for c in co.co_consts if hasattr(c, "co_code"))
     return names
 
@@ -696,10 +697,9 @@ class BlockMemo:
         if code is None:
             return None
         inner = "\n".join(body_lines(inner, emits, outputs))
-        bound = bound_names(code)
-        if {n for n in bound if NEXT_NAME.match(n)} != assigned - kept:
+        if {n for n in code.co_varnames if NEXT_NAME.match(n)} != assigned - kept:
             return None  # assigned otherwise than ASSIGNED finds
-        free = {n for n in LOCAL_NAME.findall(inner) if n not in bound and n not in self.ns}
+        free = {n for n in global_names(code) if LOCAL_NAME.fullmatch(n) and n not in self.ns}
         if not all(BLOCK_FREE.fullmatch(n) for n in free):
             return None
         lists = {n for n in free if MEMO_NAME.fullmatch(n)}  # made again inside

@@ -668,3 +668,21 @@ def test_a_branch_memo_that_saves_little_is_dropped():
             assert memo_f(each, 0) == [each] * length
         memo_f((), 0)  # the 65th entry asks
         assert ns["on"] is stays, length
+
+
+def test_a_name_bound_in_a_comprehension_is_still_read_outside_it(tmp_path):
+    """memo.block_plan: b_v_1 is bound by a loop around the statements and again inside
+    one of their comprehensions; where they read it outside the comprehension it is the
+    outer loop's, so the branch's function takes it as an argument (dag-consensus'
+    TLCSailfish1 raised NameError when a name bound anywhere counted as bound everywhere)."""
+    model = load(*write_spec(tmp_path, BRANCHES, NO_DEADLOCK))
+    emit = "emit((n_0, n_1, n_2, n_3, ))"
+    lines = ["for b_k_2 in _enum(c_1):",
+             "    if all(b_v_1 for b_v_1 in c_0):",
+             "        n_1 = b_v_1 + b_k_2",
+             "        n_0 = c_0",
+             "        n_2 = c_2",
+             "        n_3 = c_3",
+             f"        {emit}"]
+    plan = model.compiler.block_plan(lines, {}, emit)
+    assert plan is not None and plan.args == ("b_v_1", "c_0", "c_1"), plan and plan.args
