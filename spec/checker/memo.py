@@ -645,7 +645,7 @@ class BlockMemo:
                 lines = [line for stmt in run for line in stmt]
                 plan = self.block_plan(lines, found, emit_line) if len(run) > 1 \
                     else run_plan[0]
-                out.extend(self.block_build(plan, lines))
+                out.extend(lines if plan is None else self.block_build(plan, lines))
                 del run[:]
 
         run_plan = [None]
