@@ -174,6 +174,12 @@ class Explorer:
         except (TLAError,) + PY_ERRORS:
             return False
 
+    def bad_outside(self, inv_all, state):
+        """The first invariant a state outside the constraints fails, or None: TLC checks
+        them on such a state too (each time it is generated) and keeps it out of the
+        graph."""
+        return None if self.all_hold(inv_all, state) else self.first_bad_invariant(state)
+
     def first_bad_step(self, s, t, new):
         """("property", name) of the first action property step s -> t fails, or None;
         ("invariant", name) instead when t (new: not met before) fails an invariant too,
@@ -299,12 +305,9 @@ class Explorer:
                     if t in seen:
                         continue
                     if constraints and not self.in_model(None, t):
-                        # TLC checks the invariants of a state outside the constraints
-                        # too (each time it is generated) and keeps it out of the graph
-                        if not self.all_hold(inv_all, t):
-                            bad = self.first_bad_invariant(t)
-                            if bad:
-                                return ("invariant", bad, idx, t)
+                        bad = self.bad_outside(inv_all, t)
+                        if bad:
+                            return ("invariant", bad, idx, t)
                         continue
                     t = share(t, s)
                     add(t)
@@ -334,14 +337,10 @@ class Explorer:
                 got = (seen.get(t) if key is None else known.get(t)) if skip else None
                 if constrained and not ((got is not None and not action_constrained)
                                         or self.in_model(s, t, got is not None)):
-                    # TLC checks the invariants of a state outside the constraints too
-                    # (each time it is generated) and keeps it out of the graph
                     bad = self.step_tests and self.first_bad_step(s, t, True)
                     if bad:
                         return (*bad, idx, t)
-                    if self.all_hold(inv_all, t):
-                        continue
-                    bad = self.first_bad_invariant(t)
+                    bad = self.bad_outside(inv_all, t)
                     if bad:
                         return ("invariant", bad, idx, t)
                     continue

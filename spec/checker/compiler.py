@@ -214,13 +214,16 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo, BlockMemo):
         src = "\n".join([f"def {fname}({params}):"] + indent(head + prologue + lines))
         fn = self.build(src, fname)
         if emit_line:
+            built = []  # built once, whichever search asks first
+
             def with_branch_memos():
-                remembered = self.block_memos(lines, found, emit_line)
-                if remembered == lines:
-                    return fn
-                name = fname + "_branches"
-                return self.build("\n".join([f"def {name}({params}):"]
-                                            + indent(head + prologue + remembered)), name)
+                if not built:
+                    remembered = self.block_memos(lines, found, emit_line)
+                    name = fname + "_branches"
+                    built.append(fn if remembered == lines else self.build("\n".join(
+                        [f"def {name}({params}):"] + indent(head + prologue + remembered)),
+                        name))
+                return built[0]
             fn.with_branch_memos = with_branch_memos
         return fn
 

@@ -69,6 +69,7 @@ memo, so the next call's S is the memo's own object and is found again.
 """
 import contextlib
 import re
+from itertools import groupby
 
 from .codegen import LOCAL_NAME, local_scope
 from .rt import VAR_MEMO_MAX, by_identity
@@ -561,6 +562,7 @@ def place_inits(lines, names):
 
 
 # --- whole branches of the next-state action -----------------------------------------
+# IMPURE_CALL but for `fail`: an error is raised again on each call, never remembered
 BLOCK_IMPURE = re.compile(r"_rt[._](tlc_print|random|\w*json|tlcget)|_tlc_level")
 # a next-state variable a statement assigns: `n_1 = ...` or `for n_1 in ...`
 ASSIGNED = re.compile(r"^\s*(?:for )?(n_\d+)(?: = | in )")
@@ -638,34 +640,24 @@ class BlockMemo:
         remembered by the identities of what it reads (rt.by_identity). A loop that reads
         every variable (`\\E p \\in Proc : A(p) \\/ B(p)`) is looked into. emit_line: the
         unit's `emit(...)` of its full tuple; found: its hoisted parts of variables."""
-        out, run = [], []  # run: the statements of one plan's signature, not yet placed
-
-        def place():
-            if run:
-                lines = [line for stmt in run for line in stmt]
-                plan = self.block_plan(lines, found, emit_line) if len(run) > 1 \
-                    else run_plan[0]
-                out.extend(lines if plan is None else self.block_build(plan, lines))
-                del run[:]
-
-        run_plan = [None]
-        for stmt in statements(lines):
-            plan = self.block_plan(stmt, found, emit_line) \
-                if any("emit(" in line for line in stmt) else None
-            if plan is not None and run and plan.sig() == run_plan[0].sig():
-                run.append(stmt)
-                continue
-            place()
+        planned = [(stmt, self.block_plan(stmt, found, emit_line)
+                    if any("emit(" in line for line in stmt) else None)
+                   for stmt in statements(lines)]
+        out = []
+        for _, run in groupby(planned, key=lambda sp: sp[1].sig() if sp[1] else id(sp)):
+            run = list(run)
+            stmt, plan = run[0]
             if plan is not None:
-                run.append(stmt)
-                run_plan[0] = plan
+                joined = [line for each, _ in run for line in each]
+                if len(run) > 1:
+                    plan = self.block_plan(joined, found, emit_line)
+                out.extend(joined if plan is None else self.block_build(plan, joined))
             elif stmt[0].lstrip().startswith("for ") and len(stmt) > 1 \
                     and not any(indent_of(line) == indent_of(stmt[0]) for line in stmt[1:]):
                 out.append(stmt[0])
                 out.extend(self.block_memos(stmt[1:], found, emit_line))
             else:
                 out.extend(stmt)
-        place()
         return out
 
     def block_plan(self, stmts, found, emit_line):
@@ -679,20 +671,18 @@ class BlockMemo:
                 ("emit" in line and line.strip() != emit_line)
                 or line.lstrip().startswith(("return", "yield")) for line in body):
             return None
-        if sum(line.strip() == emit_line for line in body) < 2 \
-                and not any(line.lstrip().startswith("for ") for line in body):
-            return None  # one guarded successor: a look-up costs about what it saves
         emits = [line.strip() == emit_line for line in body]
+        if sum(emits) < 2 and not any(line.lstrip().startswith("for ") for line in body):
+            return None  # one guarded successor: a look-up costs about what it saves
         assigned = {n for line in body for n in ASSIGNED.findall(line)}
         # n_i that the statements only ever copy from c_i: emitted as c_i itself
         kept = frozenset(n for n in assigned if all(
             emit or line.strip() == f"{n} = c_{n[2:]}" or not re.search(rf"\b{n}\b", line)
             for line, emit in zip(body, emits)))
-        outputs = sorted(assigned - kept, key=lambda n: int(n[2:]))
+        outputs = "".join(f"{n}, " for n in sorted(assigned - kept, key=lambda n: int(n[2:])))
         copies = {f"{n} = c_{n[2:]}" for n in kept}
         inner = [" " * indent_of(line) + "pass" if line.strip() in copies else line
                  for line in body]
-        outputs = "".join(f"{n}, " for n in outputs)
         code = compiled_function(inner, emits, outputs)
         if code is None:
             return None

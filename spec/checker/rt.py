@@ -471,7 +471,9 @@ def by_identity(fn, n, size=IDENTITY_MAX, ns=None, name=None, canon=None, hits_p
             return store(key, (a, b), fn(a, b))
         return two
 
-    # n arguments spelt out: no packing of *args, no map over them
+    # n arguments spelt out: no packing of *args, no map over them (one and two above are
+    # the same by hand: a nonlocal count is faster than the list a generated
+    # function must count in, 5-10% in a micro-benchmark)
     params = ", ".join(f"a{i}" for i in range(n))
     same = " and ".join(f"args[{i}] is a{i}" for i in range(n)) or "True"
     packed = f"({params},)" if n else "()"

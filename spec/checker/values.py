@@ -490,7 +490,8 @@ def check_comparable(a, b):
 
 def all_in(values, s):
     """all(member(v, s) for v in values) in a plain loop (a generator of calls costs more
-    than the tests): a finite set's own membership, or a lazy set's test."""
+    than the tests): a finite set's own membership, or a lazy set's test. FnSet.contains
+    keeps its own loop for a finite codomain: the call here cost MCLamportMutex 2%."""
     if s.__class__ is frozenset:
         for v in values:
             if v not in s:
