@@ -50,8 +50,9 @@ same model.
 
 TLA+ values are Python objects: int, bool, str, frozenset (or lazy sets),
 tuple (any function with domain 1..n, so sequences), FnDict (other functions
-and records; `.d` is the dict), ModelValue. Equal values compare equal and
-hash alike, so states can be put in sets and dicts directly.
+and records: a dict never changed once built, made by `fn_dict`), ModelValue.
+Equal values compare equal and hash alike, so states can be put in sets and
+dicts directly.
 """
 from .api import (
                   StateGraph,

@@ -143,7 +143,7 @@ def to_python(v):
     if isinstance(v, tuple):
         return tuple(to_python(x) for x in v)
     if isinstance(v, FnDict):
-        return {to_python(k): to_python(x) for k, x in v.d.items()}
+        return {to_python(k): to_python(x) for k, x in v.items()}
     if isinstance(v, RecFn):
         return to_python(v.value())
     if is_set(v):

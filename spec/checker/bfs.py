@@ -271,6 +271,10 @@ class Explorer:
         fast = (not constrained or (skip and not action_constrained)) and key is None \
             and not keep and not self.step_tests
         constraints = m.constraints
+        # a state outside the constraints passes them and the invariants the same way each
+        # time it is met when both read nothing but the state: the set remembers it then
+        outside_once = fast and constraints and all(
+            m.compiler.effect_free(f) for _, f in invs)
         known = self.known
         share = sharer(len(m.var_names), parent=True, pools=self.pools())
         if fast:  # a set is enough: a state's index is its position in `states`
@@ -308,6 +312,8 @@ class Explorer:
                         bad = self.bad_outside(inv_all, t)
                         if bad:
                             return ("invariant", bad, idx, t)
+                        if outside_once:  # never stored nor expanded: met again, skipped
+                            add(share(t, s))
                         continue
                     t = share(t, s)
                     add(t)

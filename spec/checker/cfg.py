@@ -10,7 +10,7 @@ applies inside module M only.
 import re
 
 from .errors import TLAError
-from .values import FnDict, ModelValue
+from .values import ModelValue, fn_dict
 
 TOKEN = re.compile(r'\s+|\\\*[^\n]*|\(\*.*?\*\)|"(?:[^"\\]|\\.)*"|<-|<<|>>|\|->|-?\d+'
                    r"|[A-Za-z_][A-Za-z0-9_!]*|[{}(),=\[\]]|.", re.S)
@@ -195,7 +195,7 @@ class CfgParser:
             elif self.peek() != "]":
                 raise TLAError("expected , or ] in a record", self.where())
         self.take()
-        return FnDict(fields) if fields else ()
+        return fn_dict(fields) if fields else ()
 
     def section_init(self, s):
         self.cfg.init = self.one_name(s)

@@ -134,11 +134,11 @@ def apply_code(f, key):
         return f"({f}[{int(key) - 1}] if {f}.__class__ is tuple and len({f}) >= {key} " \
                f"else _ap({f}, {key}))"
     if f.isidentifier() and key.startswith("'") and SIMPLE_CODE.match(key):  # a record field
-        return f"({f}.d[{key}] if {f}.__class__ is _FnDict and {key} in {f}.d else _ap({f}, {key}))"
+        return f"({f}[{key}] if {f}.__class__ is _FnDict and {key} in {f} else _ap({f}, {key}))"
     if f.isidentifier() and SIMPLE_CODE.match(key) and not key.startswith("'"):
         # a key of unknown kind: f a tuple (a sequence), else a dict (model values...)
         return f"({f}[{key} - 1] if {f}.__class__ is tuple and 0 < {key} <= len({f}) " \
-               f"else {f}.d[{key}] if {f}.__class__ is _FnDict and {key} in {f}.d " \
+               f"else {f}[{key}] if {f}.__class__ is _FnDict and {key} in {f} " \
                f"else _ap({f}, {key}))"
     return f"_ap({f}, {key})"
 

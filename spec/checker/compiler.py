@@ -270,7 +270,7 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo, BlockMemo):
                 slot = (int(f[2:]), ConstKey(key))
                 return found.setdefault(slot, f"p_{slot[0]}_{len(found)}_k")
             if f.isidentifier():
-                return f"({f}.d[{key}] if {f}.__class__ is _FnDict and {key} in {f}.d " \
+                return f"({f}[{key}] if {f}.__class__ is _FnDict and {key} in {f} " \
                        f"else _ap({f}, {key}))"
         return apply_code(f, key)
 
@@ -780,18 +780,18 @@ def hoist_prologue(found, fallback):
         keys[i] = keys.get(i, []) + numbers.pop(i)
     either = set(numbers)
     tests = [f"c_{i}.__class__ is not _FnDict" + "".join(
-        f" or {k!r} not in c_{i}.d" for k in sorted(ks, key=repr))
+        f" or {k!r} not in c_{i}" for k in sorted(ks, key=repr))
         for i, ks in sorted(keys.items())]
     lines = [f"if {' or '.join(tests)}:", f"    {fallback}"] if tests else []
     by_name = sorted(found.items(), key=lambda e: e[1])
-    lines += [f"{name} = c_{i}.d[{k!r}]" for (i, k), name in by_name if i in keys]
+    lines += [f"{name} = c_{i}[{k!r}]" for (i, k), name in by_name if i in keys]
     for i in sorted(either):
         mine = [(k, name) for (j, k), name in by_name if j == i]
         lines += [f"if c_{i}.__class__ is tuple and len(c_{i}) >= {max(numbers[i])}:"]
         lines += [f"    {name} = c_{i}[{k - 1}]" for k, name in mine]
         lines += [f"elif c_{i}.__class__ is _FnDict and " +
-                  " and ".join(f"{k} in c_{i}.d" for k in sorted(numbers[i])) + ":"]
-        lines += [f"    {name} = c_{i}.d[{k}]" for k, name in mine]
+                  " and ".join(f"{k} in c_{i}" for k in sorted(numbers[i])) + ":"]
+        lines += [f"    {name} = c_{i}[{k}]" for k, name in mine]
         lines += ["else:", f"    {fallback}"]
     return lines
 

@@ -967,7 +967,7 @@ def literal_key(value, budget=None):
     if cls is tuple or cls is frozenset:
         parts = [literal_key(v, budget) for v in value]
     elif cls is FnDict:
-        parts = [(literal_key(k, budget), literal_key(v, budget)) for k, v in value.d.items()]
+        parts = [(literal_key(k, budget), literal_key(v, budget)) for k, v in value.items()]
         if any(None in p for p in parts):
             return None
     else:

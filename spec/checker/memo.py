@@ -709,8 +709,8 @@ class BlockMemo:
         for p in sorted(parts):
             i, k = slots[p]
             plan.heads.append(f"    {p} = c_{i}[{k - 1}] if c_{i}.__class__ is tuple "
-                              f"else c_{i}.d[{k!r}]\n" if k.__class__ is int and k > 0
-                              else f"    {p} = c_{i}.d[{k!r}]\n")
+                              f"else c_{i}[{k!r}]\n" if k.__class__ is int and k > 0
+                              else f"    {p} = c_{i}[{k!r}]\n")
         return plan
 
     def block_build(self, plan, lines):

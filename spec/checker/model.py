@@ -416,9 +416,9 @@ class Model:
         for p in enum(perms):
             if p.__class__ is not FnDict:
                 raise TLAError(f"SYMMETRY element {show(p)} is not a permutation of model values")
-            if not all(isinstance(k, ModelValue) for k in p.d):
+            if not all(isinstance(k, ModelValue) for k in p):
                 raise TLAError("SYMMETRY must permute model values")
-            maps.append(dict(p.d))
+            maps.append(dict(p))
         return group_closure(maps)
 
     def invariant_all(self):

@@ -23,6 +23,7 @@ from .values import (
     UnionSet,
     check_comparable,
     enum,
+    fn_dict,
     is_finite,
     is_set,
     kind,
@@ -309,7 +310,7 @@ def ap(f, x):
             return f[x - 1]
     elif c is FnDict:
         try:
-            return f.d[x]
+            return f[x]
         except KeyError:
             pass
         except TypeError:
@@ -326,7 +327,7 @@ def domain(f):
     if c is tuple:
         return frozenset(range(1, len(f) + 1))
     if c is FnDict:
-        return frozenset(f.d)
+        return frozenset(f)
     if c is RecFn:
         return enum(f.dom)
     raise TLAError(f"DOMAIN of the non-function {show(f)}")
@@ -336,10 +337,9 @@ def in_dom(x, f):
     """x \\in DOMAIN f without building the domain (the same answers and errors)."""
     c = f.__class__
     if c is FnDict:
-        d = f.d
-        if x in d:
+        if x in f:
             return True
-        for e in d:  # as isin: TLC's error when x cannot be compared with the keys
+        for e in f:  # as isin: TLC's error when x cannot be compared with the keys
             if e.__class__ is not x.__class__:
                 check_comparable(x, e)
             break
@@ -355,7 +355,7 @@ def fn(keys, body):
 
 
 def rec(pairs):
-    return FnDict(dict(pairs))
+    return fn_dict(pairs)
 
 
 def in_domain(f, k):
@@ -363,7 +363,7 @@ def in_domain(f, k):
     if c is tuple:
         return k.__class__ is int and 0 < k <= len(f)
     if c is FnDict:
-        return k in f.d
+        return k in f
     if c is RecFn:
         return member(k, f.dom)
     raise TLAError(f"EXCEPT applied to the non-function {show(f)}")
@@ -374,16 +374,15 @@ def except_(f, path, update):
     k = path[0]
     c = f.__class__
     if c is FnDict:  # the common case first, without the general helpers
-        d = f.d
-        if k not in d:
+        if k not in f:
             return f
-        old = d[k]
+        old = f[k]
         new = update(old) if len(path) == 1 else except_(old, path[1:], update)
         if new is old:  # the very value: f itself (no copy, and its hash is known)
             return f
-        d = d.copy()
-        d[k] = new
-        return FnDict(d)
+        f = fn_dict(f)
+        f[k] = new
+        return f
     if c is tuple and k.__class__ is int and 0 < k <= len(f):  # a sequence, k in its domain
         old = f[k - 1]
         new = update(old) if len(path) == 1 else except_(old, path[1:], update)
@@ -401,9 +400,9 @@ def except_(f, path, update):
     if f.__class__ is RecFn:
         f = make_fn({x: f(x) for x in enum(f.dom)})
         return except_(f, path, lambda _: new)
-    d = dict(f.d)
-    d[k] = new
-    return FnDict(d)
+    f = fn_dict(f)
+    f[k] = new
+    return f
 
 
 IDENTITY_MAX = 20000
@@ -502,29 +501,28 @@ def except_many(f, prefix, lasts):
     chain = []
     g = f
     for k in prefix:
-        if g.__class__ is not FnDict or k not in g.d:
+        if g.__class__ is not FnDict or k not in g:
             break
         chain.append(g)
-        g = g.d[k]
+        g = g[k]
     else:
         if g.__class__ is FnDict:
-            d = None
+            new = None
             for k, update in lasts:
-                if k in g.d:  # as except_: a key outside the domain changes nothing
-                    old = g.d[k] if d is None else d[k]
-                    new = update(old)
-                    if new is old:  # the very value: nothing to copy
+                if k in g:  # as except_: a key outside the domain changes nothing
+                    old = g[k] if new is None else new[k]
+                    changed = update(old)
+                    if changed is old:  # the very value: nothing to copy
                         continue
-                    if d is None:
-                        d = dict(g.d)
-                    d[k] = new
-            if d is None:
+                    if new is None:
+                        new = fn_dict(g)
+                    new[k] = changed
+            if new is None:
                 return f
-            new = FnDict(d)
             for parent, k in zip(reversed(chain), reversed(prefix)):
-                d = dict(parent.d)
-                d[k] = new
-                new = FnDict(d)
+                parent = fn_dict(parent)
+                parent[k] = new
+                new = parent
             return new
     for k, update in lasts:
         f = except_(f, prefix + (k,), update)
@@ -535,15 +533,14 @@ def at_put2(f, k1, k2, new):
     """[f EXCEPT ![k1][k2] = new]: at_put one level down, without except_'s closure."""
     c = f.__class__
     if c is FnDict:
-        d = f.d
-        if k1 in d:
-            inner = d[k1]
+        if k1 in f:
+            inner = f[k1]
             changed = at_put(inner, k2, new)
             if changed is inner:
                 return f
-            d = d.copy()
-            d[k1] = changed
-            return FnDict(d)
+            f = fn_dict(f)
+            f[k1] = changed
+            return f
     elif c is tuple and k1.__class__ is int and 0 < k1 <= len(f):
         inner = f[k1 - 1]
         changed = at_put(inner, k2, new)
@@ -559,13 +556,12 @@ def at_put(f, k, new):
                 return f
             return f[:k - 1] + (new,) + f[k:]
     elif f.__class__ is FnDict:
-        d = f.d
-        if k in d:
-            if d[k] is new:  # the very value: f itself (no copy, and its hash is known)
+        if k in f:
+            if f[k] is new:  # the very value: f itself (no copy, and its hash is known)
                 return f
-            d = d.copy()
-            d[k] = new
-            return FnDict(d)
+            f = fn_dict(f)
+            f[k] = new
+            return f
     else:
         return except_(f, (k,), lambda _: new)
     in_domain(f, k)
@@ -739,7 +735,7 @@ def double_at(f, g):
         if part.__class__ is tuple:
             items = enumerate(part, 1)
         elif part.__class__ is FnDict:
-            items = part.d.items()
+            items = part.items()
         else:
             raise TLAError(f"@@ applied to the non-function {show(part)}")
         for k, v in items:
@@ -795,7 +791,7 @@ def bag_items(b):
     if b.__class__ is tuple:
         return dict(enumerate(b, 1))
     if b.__class__ is FnDict:
-        return dict(b.d)
+        return dict(b)
     raise TLAError(f"expected a bag, got {show(b)}")
 
 
@@ -914,8 +910,8 @@ def to_json_value(v):
     if v.__class__ is tuple:
         return [to_json_value(e) for e in v]
     if v.__class__ is FnDict:  # keys in TLC's order: numbers sorted, strings as met
-        items = v.d.items()
-        if all(k.__class__ is int for k in v.d):
+        items = v.items()
+        if all(k.__class__ is int for k in v):
             items = sorted(items)
         return {k if k.__class__ is str else show(k): to_json_value(x) for k, x in items}
     if v.__class__ is ModelValue:

@@ -15,7 +15,7 @@ groups still use.
 from itertools import groupby, permutations, product
 from math import factorial, prod
 
-from .values import FnDict, ModelValue, sort_key
+from .values import FnDict, ModelValue, fn_dict, sort_key
 
 
 def representative(maps):
@@ -155,9 +155,9 @@ def renamer(m, merging=False):
                 if c is frozenset:
                     r = frozenset([deep(e) for e in v])
                 elif merging:
-                    r = frozenset([(deep(k), deep(x)) for k, x in v.d.items()])
+                    r = frozenset([(deep(k), deep(x)) for k, x in v.items()])
                 else:
-                    r = FnDict({deep(k): deep(x) for k, x in v.d.items()})
+                    r = fn_dict({deep(k): deep(x) for k, x in v.items()})
                 inner[v] = r
             mine[id(v)] = (v, r)
             return r

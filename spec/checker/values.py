@@ -45,36 +45,42 @@ class ModelValue(bytes):
     __add__ = __mul__ = __rmul__ = __mod__ = __lt__ = __le__ = __gt__ = __ge__ = _not_a_number
 
 
-class FnDict:
-    """A function whose domain is not 1..n (records are FnDicts on strings)."""
+class FnDict(dict):
+    """A function whose domain is not 1..n (records are FnDicts on strings): a dict that
+    is never changed once built. Equality is the dict's own, in C: a Python `__eq__`
+    made each level of a nested function or record a call (MCPaxosCommit's seen set
+    compared 3 levels of them per state found again). Its hash is remembered; build one
+    with `fn_dict(d)`, which also clears that memory (a slot read before any write
+    raises, which costs more than the hash)."""
 
-    __slots__ = ("d", "_h")
-
-    def __init__(self, d):
-        self.d = d
-        self._h = None
-
-    def __eq__(self, other):
-        if other.__class__ is FnDict:
-            return self.d == other.d
-        return NotImplemented if other.__class__ is RecFn else False
-
-    def __ne__(self, other):
-        if other.__class__ is FnDict:
-            return self.d != other.d
-        return NotImplemented if other.__class__ is RecFn else True
+    __slots__ = ("_h",)
 
     def __hash__(self):
-        h = self._h
+        try:
+            h = self._h
+        except AttributeError:  # built as FnDict(d), not fn_dict(d)
+            h = None
         if h is None:
-            h = self._h = hash(frozenset(self.d.items()))
+            h = self._h = hash(frozenset(self.items()))
         return h
 
+    @property
+    def d(self):
+        """The function's dict: the function itself (the older spelling, kept)."""
+        return self
+
     def __reduce__(self):
-        return (FnDict, (self.d,))
+        return (fn_dict, (dict(self),))
 
     def __repr__(self):
         return show(self)
+
+
+def fn_dict(d):
+    """The function (or record) of the dict d (a copy of it)."""
+    f = FnDict(d)
+    f._h = None
+    return f
 
 
 def make_fn(d):
@@ -84,7 +90,7 @@ def make_fn(d):
         return ()
     if all(k.__class__ is int for k in d) and min(d) == 1 and max(d) == n:
         return tuple(d[i] for i in range(1, n + 1))
-    return FnDict(d)
+    return fn_dict(d)
 
 
 class LazySet:
@@ -288,15 +294,15 @@ class FnSet(LazySet):
             return all_in(f, cod)
         dom = enum(self.dom)
         if f.__class__ is FnDict:
-            if f.d.keys() != dom:
+            if f.keys() != dom:
                 return False
             cod = self.cod
             if cod.__class__ is frozenset:
-                for v in f.d.values():
+                for v in f.values():
                     if v not in cod:
                         return member(v, cod)
                 return True
-            return all_in(f.d.values(), cod)
+            return all_in(f.values(), cod)
         return False
 
     def enumerate(self):
@@ -313,7 +319,7 @@ class FnSet(LazySet):
         combos = product(vals, repeat=len(keys))
         if all(k.__class__ is int for k in keys) and keys[0] == 1 and keys[-1] == len(keys):
             return combos  # the domain is 1..n: the functions are the tuples
-        return (FnDict(dict(zip(keys, combo, strict=True))) for combo in combos)
+        return (fn_dict(zip(keys, combo, strict=True)) for combo in combos)
 
     def size(self):
         return size(self.cod) ** size(self.dom)
@@ -332,9 +338,9 @@ class RecSet(LazySet):
 
     @remembered
     def contains(self, r):
-        if r.__class__ is not FnDict or r.d.keys() != self.fields.keys():
+        if r.__class__ is not FnDict or r.keys() != self.fields.keys():
             return False
-        d = r.d
+        d = r
         for k, s in self.fields.items():
             v = d[k]
             if not (v in s if s.__class__ is frozenset else member(v, s)):
@@ -348,7 +354,7 @@ class RecSet(LazySet):
         """The records one by one, each once (see `elements`)."""
         names = list(self.fields)
         pools = [sorted(enum(self.fields[k]), key=sort_key) for k in names]
-        return (FnDict(dict(zip(names, combo, strict=False))) for combo in product(*pools))
+        return (fn_dict(zip(names, combo, strict=False)) for combo in product(*pools))
 
 
 class CrossSet(LazySet):
@@ -542,7 +548,7 @@ def sort_key(v):
             if c is tuple:
                 key = (4, len(v), tuple([sort_key(e) for e in v]))
             elif c is FnDict:
-                items = sorted((sort_key(k), sort_key(x)) for k, x in v.d.items())
+                items = sorted((sort_key(k), sort_key(x)) for k, x in v.items())
                 key = (5, len(items), tuple(items))
             else:
                 key = (6, len(v), tuple(sorted(sort_key(e) for e in v)))
@@ -569,10 +575,10 @@ def show(v):
     if c is tuple:
         return "<<" + ", ".join(show(e) for e in v) + ">>"
     if c is FnDict:
-        keys = sorted(v.d, key=sort_key)
+        keys = sorted(v, key=sort_key)
         if keys and all(k.__class__ is str for k in keys):
-            return "[" + ", ".join(f"{k} |-> {show(v.d[k])}" for k in keys) + "]"
-        return "(" + " @@ ".join(f"{show(k)} :> {show(v.d[k])}" for k in keys) + ")"
+            return "[" + ", ".join(f"{k} |-> {show(v[k])}" for k in keys) + "]"
+        return "(" + " @@ ".join(f"{show(k)} :> {show(v[k])}" for k in keys) + ")"
     if c is frozenset:
         return "{" + ", ".join(show(e) for e in sorted(v, key=sort_key)) + "}"
     if isinstance(v, RecFn):

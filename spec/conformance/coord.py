@@ -26,7 +26,7 @@ from typing import Any
 
 import kernel
 from kernel import Effect, State
-from spec.checker.values import FnDict, make_fn
+from spec.checker.values import FnDict, fn_dict, make_fn
 from spec.conformance import specgraph
 from spec.conformance.bisim import BisimResult, Divergence, changes
 
@@ -270,7 +270,7 @@ def moves(p: Params, w: World) -> list[tuple[str, World]]:
 
 
 def record(**fields: Any) -> FnDict:
-    return FnDict(fields)
+    return fn_dict(fields)
 
 
 def why(reason: str | None) -> str:

@@ -54,12 +54,12 @@ from kernel import (
     Send,
     Timing,
 )
-from spec.checker.values import FnDict
+from spec.checker.values import FnDict, fn_dict
 from spec.conformance import specgraph
 
 
 def record(**fields: Any) -> FnDict:
-    return FnDict(fields)
+    return fn_dict(fields)
 
 
 NO_REC = record(st="NONE", pay=0, att=0, first=-1, claim=0, ex="false")  # as Kernel.tla's
@@ -175,7 +175,7 @@ def allowed(model, action: str, state: tuple) -> frozenset[Outcome]:
             continue
         v = dict(zip(names, t))
         req = next(iter(v["net"]), None)
-        out.add((v["rec"][0], v["alarm"], None if req is None else (req.d["att"], req.d["dl"])))
+        out.add((v["rec"][0], v["alarm"], None if req is None else (req["att"], req["dl"])))
     return frozenset(out)
 
 # ---------------------------------------------------------------- checking one step
@@ -230,7 +230,7 @@ def idle_step(model, s: Step, state: tuple) -> str | None:
 
 def show_outcome(o: Outcome, now: int) -> str:
     r, alarm, sent = o
-    d = dict(r.d)
+    d = dict(r)
     for k in ("first", "claim"):
         if d[k] > ORIGIN // 2:
             d[k] = d[k] - ORIGIN + now

@@ -762,11 +762,11 @@ def test_parts_of_a_function_on_zero_based_numbers_are_read_from_its_dict(tmp_pa
     assert (r.result, r.distinct_states) == ("ok", 2), r.error
     model = load(*write_spec(tmp_path, body, cfg))
     model.invariant_all()
-    assert any("elif c_0.__class__ is _FnDict and 1 in c_0.d and 2 in c_0.d:" in src
+    assert any("elif c_0.__class__ is _FnDict and 1 in c_0 and 2 in c_0:" in src
                for src in model.compiler.sources.values())
     # Inv reads x[0] too: no tuple has that part, so x is read as a dict only
-    assert any("if c_0.__class__ is not _FnDict or 0 not in c_0.d or 1 not in c_0.d or 2 not"
-               " in c_0.d:" in src for src in model.compiler.sources.values())
+    assert any("if c_0.__class__ is not _FnDict or 0 not in c_0 or 1 not in c_0 or 2 not"
+               " in c_0:" in src for src in model.compiler.sources.values())
     r = check(*write_spec(tmp_path, body.replace("{10, 21}", "{10, 20}"), cfg))
     assert (r.result, r.violated, r.distinct_states) == ("invariant", "Inv", 2)
 
