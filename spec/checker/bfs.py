@@ -214,7 +214,7 @@ class Explorer:
         m = self.model
         inits = []
         share = sharer(len(m.var_names), pools=self.pools())
-        m.compiler.tlc_level[0] = 1
+        m.compiler.tlc_level[0] = 0  # TLC's level of the states made and checked, from 0
         guarded(m.init_fn, None, inits.append, what="the initial predicate",
                 where=m.where(m.cfg.init or m.cfg.spec))
         self.generated += len(inits)
@@ -292,7 +292,8 @@ class Explorer:
                 depth += 1
                 self.depth = depth
             s = states[idx]
-            level[0] = depth
+            level[0] = depth  # TLC's: the successors' level from 0 (s's from 1), in Next and
+            # in their invariants and constraints alike
             del succ[:]
             try:
                 next_fn(s, emit)
@@ -300,7 +301,6 @@ class Explorer:
                 guarded(next_fn, s, emit, what="the next-state relation",
                         where=m.where(m.cfg.next or m.cfg.spec))
             self.generated += len(succ)
-            level[0] = depth + 1  # TLCGet("level") of the successors being checked
             if not succ and deadlock:
                 return ("deadlock", None, idx, None)
             if fast:

@@ -42,7 +42,7 @@ from .codegen import (
 from .errors import TLAError
 from .expressions import CONJ, ExpressionCompiler
 from .frontend import UNIMPLEMENTED, canonical_op, pos
-from .memo import BlockMemo, LetMemo
+from .memo import BlockMemo, LetMemo, inline_single_memos
 from .scope import (
     ArgB,
     BuiltinB,
@@ -155,6 +155,7 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo, BlockMemo):
         return TLAError(msg, pos(node, env.get(" path", "?")))
 
     def build(self, src, name):
+        src = inline_single_memos(src)
         try:
             code = compile(src.replace("_rt.", "_rt_"), f"<tla:{name}>", "exec")
         except SyntaxError as exc:  # a bug in the generator, reported plainly

@@ -588,6 +588,9 @@ class ExpressionCompiler:
                     and not (literal_code(a) or literal_code(b)):
                 test = f"({a} is {b})"  # a model value is equal to itself only (interned)
                 return test if op == "=" else f"(not {test})"
+            test = op in ("=", "#") and (part_equals(a, b) or part_equals(b, a))
+            if test:
+                return test if op == "=" else f"(not {test})"
             if op in ("=", "#") and SIMPLE_CODE.match(a) and SIMPLE_CODE.match(b):
                 a, b = self.as_frozenset(a), self.as_frozenset(b)
                 ca, cb = class_code(a, self.ns), class_code(b, self.ns)
@@ -932,6 +935,35 @@ def interval_bounds(node):
 def reference_text(node):
     """A subexpression reference as written, roughly: Op!1!(...)!:."""
     return "!".join(i if isinstance(i, str) else i.operator or "(...)" for i in node.items)
+
+
+# a record field or a sequence's element of a plain name, as codegen.apply_code spells it
+FIELD_CODE = re.compile(r"\((\w+)\[('[^'\\]*'|K\w+)\] if \1\.__class__ is _FnDict and \2 in \1 "
+                        r"else _ap\(\1, \2\)\)$")
+ITEM_CODE = re.compile(r"\((\w+)\[(\d+)\] if \1\.__class__ is tuple and len\(\1\) >= (\d+) "
+                       r"else _ap\(\1, \3\)\)$")
+LITERAL_CLASS = ((re.compile(r"-?\d+$"), "int"), (re.compile(r"'[^'\\]*'$"), "str"),
+                 (re.compile(r"\(\)$"), "tuple"))
+
+
+def part_equals(part, literal):
+    """`f.a = "x"`, `f[2] = 0`, `s[1] = <<>>` with f and s plain names: the part compared
+    inline when it is of the literal's class (no call of _eq), else through _eq, which
+    raises TLC's error for incomparable values as before; None for any other code."""
+    cls = next((c for pattern, c in LITERAL_CLASS if pattern.match(literal)), None)
+    if cls is None:
+        return None
+    m = FIELD_CODE.match(part)
+    if m:
+        f, key = m.group(1), m.group(2)
+        return f"({f}[{key}] == {literal} if {f}.__class__ is _FnDict and " \
+               f"{f}.get({key}).__class__ is {cls} else _eq(_ap({f}, {key}), {literal}))"
+    m = ITEM_CODE.match(part)
+    if m:
+        f, i, k = m.groups()
+        return f"({f}[{i}] == {literal} if {f}.__class__ is tuple and len({f}) >= {k} and " \
+               f"{f}[{i}].__class__ is {cls} else _eq(_ap({f}, {k}), {literal}))"
+    return None
 
 
 def literal_code(code):

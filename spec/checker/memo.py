@@ -69,6 +69,7 @@ memo, so the next call's S is the memo's own object and is found again.
 """
 import contextlib
 import re
+from collections import Counter
 from itertools import groupby
 
 from .codegen import LOCAL_NAME, local_scope
@@ -500,6 +501,83 @@ def unit_shape(code, bound):
 def made_lists(lists):
     """The lines of a generated function that make the memo lists its code uses."""
     return "".join(f"    {x} = []\n" for x in sorted(lists))
+
+
+MADE_LIST = re.compile(r"\s*(x_\d+) = \[\]$")
+
+
+LOOP_HEADER = re.compile(r"(for|while|def|async|class)\b")
+
+
+def inline_single_memos(src):
+    """src with each memo read at one place only, on a line outside any loop (and with no
+    lambda or comprehension in that line), replaced by its expression: evaluated at most
+    once there anyway, it needs no list (the unrolled `\\A p, q \\in Proc :
+    Len(network[p][q]) <= 3` made 19 of them per call). Its `x = []` becomes `pass` (a
+    block may hold nothing else), as does that of a list no line reads: a LET's whose
+    every use went into a next-state memo's function (next_memo), made there."""
+    counts = Counter(MEMO_NAME.findall(src))
+    single = [x for x, n in counts.items() if n in (1, 5)]  # 5: made, then read once
+    if not single:
+        return src
+    lines = src.split("\n")
+    made_at = {m.group(1): i for i, m in enumerate(map(MADE_LIST.match, lines)) if m}
+    for x in single:
+        if counts[x] == 1:
+            if x in made_at:
+                lines[made_at[x]] = lines[made_at[x]].replace(f"{x} = []", "pass")
+            continue
+        start = made_at.get(x)
+        head = f"({x}[0] if {x} else ({x}.append("
+        use = next((i for i in range(start + 1, len(lines)) if head in lines[i]), None) \
+            if start is not None else None
+        if use is None or "lambda" in lines[use] or " for " in lines[use] \
+                or in_loop(lines, start, use):
+            continue
+        line = lines[use]
+        begin = line.index(head) + len(head)
+        end = closing(line, begin - 1)
+        tail = f") or {x}[0]))"
+        if end is None or not line.startswith(tail, end):
+            continue
+        lines[use] = f"{line[:begin - len(head)]}({line[begin:end]}){line[end + len(tail):]}"
+        lines[start] = lines[start].replace(f"{x} = []", "pass")
+    return "\n".join(lines)
+
+
+def in_loop(lines, start, use):
+    """Is line `use` inside a loop (or a function) that line `start` is not inside?"""
+    depth = len(lines[use]) - len(lines[use].lstrip(" "))
+    floor = len(lines[start]) - len(lines[start].lstrip(" "))
+    for line in reversed(lines[start + 1:use]):
+        indent = len(line) - len(line.lstrip(" "))
+        if floor < indent < depth:  # a header enclosing `use`
+            depth = indent
+            if LOOP_HEADER.match(line.lstrip(" ")):
+                return True
+    return False
+
+
+def closing(text, at):
+    """The index of the bracket closing the one at text[at] (strings skipped), or None."""
+    depth, i, quote = 0, at, None
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            if ch == "\\":
+                i += 1
+            elif ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return None
 
 
 def memo_code(name, code):

@@ -173,7 +173,7 @@ class Worker:
     def run(self):
         m = self.model
         inits = []
-        m.compiler.tlc_level[0] = 1
+        m.compiler.tlc_level[0] = 0  # as bfs.Explorer: the level of the states made, from 0
         m.init_fn(None, inits.append)
         frontier = []
         bad = False
@@ -187,7 +187,10 @@ class Worker:
                 if t is not None:
                     frontier.append(t)
         self.reports.put(("level", (len(frontier), len(inits) if self.wid == 0 else 0, bad)))
+        level = 1  # the frontier's, from 1: its successors' from 0
         while self.control.get() == "go":
+            m.compiler.tlc_level[0] = level
+            level += 1
             frontier, generated, bad = self.level(frontier)
             self.reports.put(("level", (len(frontier), generated, bad)))
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from spec.checker import check
+from spec.checker import check, load
 
 from .conftest import write_spec
 
@@ -108,6 +108,62 @@ def test_a_state_constraint_in_the_fast_loop(run_spec):
     assert (r.result, r.distinct_states) == ("ok", 20)
     r = run_spec(body, "INIT Init\nNEXT Next\nCONSTRAINT Keep\nINVARIANT NotSeven\n")
     assert (r.result, r.violated) == ("invariant", "NotSeven")
+
+
+def test_a_state_outside_the_constraints_is_checked_again_when_its_verdict_can_change(
+        run_spec):
+    """The fast loop remembers a state outside the constraints as seen only when its
+    invariants read nothing but the state. y = 9 is outside, generated from y = 0 to 3
+    at TLC's levels 1 to 4; an invariant reading TLCGet("level") fails at the last of
+    them only, so each generation is checked: TLC 2.15 too reports Late violated after
+    y = 3, a trace of 5. A pure invariant failing there fails at the first."""
+    body = """
+    VARIABLE y
+    Init == y = 0
+    Next == \\/ y < 3 /\\ y' = y + 1
+            \\/ y < 9 /\\ y' = 9
+    Keep == y < 9
+    Late == y = 9 => TLCGet("level") < 4
+    NotNine == y # 9
+    """
+    cfg = "INIT Init\nNEXT Next\nCONSTRAINT Keep\nCHECK_DEADLOCK FALSE\n"
+    r = run_spec(body, cfg)
+    assert (r.result, r.distinct_states) == ("ok", 4), r.error
+    r = run_spec(body, cfg + "INVARIANT Late\n")
+    assert (r.result, r.violated, r.trace_length) == ("invariant", "Late", 5), r.error
+    r = run_spec(body, cfg + "INVARIANT NotNine\n")
+    assert (r.result, r.violated, r.trace_length) == ("invariant", "NotNine", 2), r.error
+
+
+def test_a_part_compared_with_a_literal_keeps_tlcs_errors(run_spec, tmp_path):
+    """`r.b = "x"`, `s[2] = <<>>`, `s[1] = 0` (r and s bound names: a state variable's
+    parts are read into names before) are compared inline when the part is of the
+    literal's class (expressions.part_equals); a part of another class still goes
+    through the checked comparison: TLC 2.15 stops this spec with "Attempted to check
+    equality of integer 2 with non-integer" at `r.a = "x"`, and finds 2 states with
+    `r.a = 2`."""
+    body = """
+    VARIABLE msgs, seqs
+    Init == msgs = {[a |-> 1, b |-> "x"]} /\\ seqs = {<<0, <<>>>>}
+    Next == \\E r \\in msgs, s \\in seqs :
+              \\/ r.b = "x" /\\ s[2] = <<>> /\\ s[1] = 0 /\\ r.a # 2
+                 /\\ msgs' = {[r EXCEPT !.a = 2]} /\\ UNCHANGED seqs
+              \\/ r.a = 2 /\\ r.a = CHOICE /\\ UNCHANGED <<msgs, seqs>>
+    """
+    cfg = "INIT Init\nNEXT Next\nCHECK_DEADLOCK FALSE\n"
+    for choice, want in (('"x"', "integer 2 with string"), ("<<>>", "integer 2 with"),
+                         ("2", None)):
+        r = run_spec(body.replace("CHOICE", choice), cfg)
+        if want is None:
+            assert (r.result, r.distinct_states) == ("ok", 2), r.error
+        else:
+            assert r.result == "error" and want in r.error, (choice, r.error)
+    for choice, part in (("s[1] = FALSE", "s[1]"), ("s[2] = 1", "s[2]")):
+        r = run_spec(body.replace("r.a = CHOICE", choice), cfg)
+        assert r.result == "error" and "compare" in r.error, (part, r.error)
+    model = load(*write_spec(tmp_path, body.replace("CHOICE", '"x"'), cfg))
+    src = "\n".join(model.compiler.sources.values())
+    assert "== 'x' if" in src and "== () if" in src and "== 0 if" in src, src
 
 
 def test_symmetry_and_view(run_spec):
@@ -439,16 +495,31 @@ def test_two_workers_agree_with_one(tmp_path):
     assert one.distinct_states > 20
 
 
-def test_tlcget_level_in_constraint(run_spec):
+def test_tlcget_level_in_constraint(run_spec, tmp_path):
+    """TLCGet("level") is TLC's level of the states being made or checked, from 0: 0 in
+    Init and in the initial states' invariants and constraints, k + 1 in Next from a
+    state of level k and in its successors' tests. TLC 2.15 gives these very results
+    (7 generated, 6 distinct, depth 6; the violation at x = 4, a trace of 5), and
+    reports `x = TLCGet("level") - 1` violated by the initial state."""
     body = """
     VARIABLE x
     Init == x = 0
     Next == x' = x + 1
     Lim == TLCGet("level") <= 5
-    Inv == x = TLCGet("level") - 1
+    Inv == x = TLCGet("level")
+    Late == x < 4 \\/ TLCGet("level") # 4
+    Shifted == x = TLCGet("level") - 1
     """
-    r = run_spec(body, "INIT Init\nNEXT Next\nCONSTRAINT Lim\nINVARIANT Inv\n")
-    assert (r.result, r.distinct_states, r.depth) == ("ok", 5, 5), r.error
+    cfg = "INIT Init\nNEXT Next\nCONSTRAINT Lim\n"
+    r = run_spec(body, cfg + "INVARIANT Inv\n")
+    assert (r.result, r.states_generated, r.distinct_states, r.depth) == ("ok", 7, 6, 6), r.error
+    r = run_spec(body, cfg + "INVARIANT Late\n")
+    assert (r.result, r.violated, r.trace_length) == ("invariant", "Late", 5), r.error
+    r = run_spec(body, cfg + "INVARIANT Shifted\n")
+    assert (r.result, r.violated, r.trace_length) == ("invariant", "Shifted", 1), r.error
+    for name, want in (("Inv", ("ok", 6)), ("Late", ("invariant", 5))):
+        r = check(*write_spec(tmp_path, body, cfg + f"INVARIANT {name}\n"), workers=2)
+        assert (r.result, r.distinct_states) == want, (name, r.error)
 
 
 def test_print_and_tlcget(run_spec, capsys):
@@ -456,7 +527,7 @@ def test_print_and_tlcget(run_spec, capsys):
     VARIABLE x
     Init == x = 0
     Next == x < 2 /\\ x' = x + 1
-    Inv == PrintT(<<"x", x>>) /\\ TLCGet("level") >= 1
+    Inv == PrintT(<<"x", x>>) /\\ TLCGet("level") = x
     """
     r = run_spec(body, "INIT Init\nNEXT Next\nINVARIANT Inv\nCHECK_DEADLOCK FALSE\n")
     assert r.result == "ok", r.error

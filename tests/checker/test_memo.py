@@ -686,3 +686,34 @@ def test_a_name_bound_in_a_comprehension_is_still_read_outside_it(tmp_path):
              f"        {emit}"]
     plan = model.compiler.block_plan(lines, {}, emit)
     assert plan is not None and plan.args == ("b_v_1", "c_0", "c_1"), plan and plan.args
+
+
+def test_a_memo_read_once_outside_loops_is_inlined():
+    """memo.inline_single_memos: a memo list read at one place, not in a loop, lambda or
+    comprehension, gives way to its expression; the others keep their lists. The
+    expression holds brackets inside strings, which must not end it early. A list no
+    line reads is not made."""
+    from spec.checker.memo import inline_single_memos
+
+    def memo(x, code):
+        return f"({x}[0] if {x} else ({x}.append({code}) or {x}[0]))"
+    once = memo("x_1", "f(')', [1])")
+    src = "\n".join([
+        "def g(s):",
+        "    x_1 = []",
+        "    x_2 = []",
+        "    x_3 = []",
+        "    x_4 = []",
+        f"    if {once} and {memo('x_5', 'h(s)')}:",
+        "        for b in s:",
+        f"            yield {memo('x_2', 'k(s)')}",
+        f"    yield [{memo('x_3', 'k(s)')} for b in s]",
+        f"    yield (lambda: {memo('x_4', 'k(s)')})",
+        "    x_5 = []",
+        "    if s:",
+        "        x_6 = []"])
+    out = inline_single_memos(src).split("\n")
+    assert out[1] == "    pass" and out[5] == f"    if (f(')', [1])) and {memo('x_5', 'h(s)')}:"
+    assert out[2:5] == ["    x_2 = []", "    x_3 = []", "    x_4 = []"]  # a loop, a
+    assert out[7:11] == src.split("\n")[7:11]  # comprehension, a lambda: kept; x_5 made
+    assert out[11:] == ["    if s:", "        pass"]  # after; x_6 never read
