@@ -58,7 +58,7 @@ class ExpressionCompiler:
                 memo = self.unit_memo(code, cx)
                 if memo is not code:
                     return memo
-                code = self.const_memo(code, cx)
+                code = self.bound_memo(self.const_memo(code, cx), cx)
             return self.loop_memo(self.param_memo(code), cx)
         return code
 

@@ -106,6 +106,8 @@ def worth(code):
 
 
 LOOP_WORTH = re.compile(r"_rt\.| for |\brec_|lambda|\benabled_")  # more than a lookup
+BUILT = re.compile(r"_rt\.(rec|mkset)\(|frozenset\(\(|_rt\.fn\(")  # a new value is built
+BOUND_NAME = re.compile(r"b_\w+_\d+$")  # a name bound by \\E, \\A, CHOOSE, {x \\in S : P}...
 MEMO_USE = re.compile(r"\(x_(\d+)\[0\] if x_\1 else \(x_\1\.append\(.*\) or x_\1\[0\]\)\)$", re.S)
 STATE_NAME = re.compile(r"(c_\d+|p_\d+_\w+)$")
 NEXT_NAME = re.compile(r"n_\d+$")
@@ -341,6 +343,20 @@ class LetMemo:
         if not free or not free <= self.const_bound or IMPURE_CALL.search(code):
             return code
         return self.identity_memo(code, free, "cm")
+
+    def bound_memo(self, code, cx):
+        """A record, set or function built from bound names only (`[type |-> "2b", acc |-> a,
+        bal |-> m.bal]` with m drawn from msgs), remembered by the identities of their
+        values: the same message drawn in state after state gives the very same object,
+        whose hash is known and which the sets holding it compare by identity. Given up
+        for the plain code when it rarely hits (rt.by_identity)."""
+        if cx.mode not in ("state", "action", "init") or code.isidentifier() \
+                or not BUILT.search(code) or IMPURE_CALL.search(code):
+            return code
+        free, _ = local_scope(code)
+        if not free or not all(BOUND_NAME.match(n) for n in free) or free <= self.const_bound:
+            return code
+        return self.identity_memo(code, free, "bv", give_way=True)
 
     def identity_memo(self, code, free, tag, give_way=False, canon=None, lists=()):
         """A call of code as a function of its free names, remembered by their values'

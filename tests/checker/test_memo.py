@@ -717,3 +717,22 @@ def test_a_memo_read_once_outside_loops_is_inlined():
     assert out[2:5] == ["    x_2 = []", "    x_3 = []", "    x_4 = []"]  # a loop, a
     assert out[7:11] == src.split("\n")[7:11]  # comprehension, a lambda: kept; x_5 made
     assert out[11:] == ["    if s:", "        pass"]  # after; x_6 never read
+
+
+def test_a_record_built_from_a_drawn_message_is_one_object(tmp_path):
+    """memo.bound_memo: `[k |-> m.t, w |-> "x"]` with m drawn from msgs is built once per
+    message object: the records in every stored state's `out` are two objects (one per
+    message), not one per successor that built them. The counts are a plain enumeration's."""
+    body = """
+    VARIABLES msgs, out
+    Init == msgs = {[t |-> 1], [t |-> 2], [t |-> 3]} /\\ out = {}
+    Next == \\E m \\in msgs : m.t < 3 /\\ out' = out \\cup {[k |-> m.t, w |-> "x"]}
+                           /\\ UNCHANGED msgs
+    """
+    spec, cfg = write_spec(tmp_path, body, "INIT Init\nNEXT Next\nCHECK_DEADLOCK FALSE\n")
+    model = load(spec, cfg)
+    explorer = Explorer(model)
+    assert explorer.run()[0] == "ok"
+    assert len(explorer.states) == 4 and explorer.generated == 1 + 2 * 4
+    records = [r for _, out in explorer.states for r in out]
+    assert len(records) == 4 and len({id(r) for r in records}) == 2
