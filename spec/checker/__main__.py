@@ -114,10 +114,19 @@ def pin_hash_seed():
     os.execve(sys.executable, args, env)
 
 
+def leave(code):
+    """Exit with code once the output is out, without tearing the interpreter down: freeing
+    every state and memo one by one took 1.9 s of MCLamportMutex's 24 (the memory goes
+    back to the system at once, as it does for TLC's JVM)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
     pin_hash_seed()
     try:
-        sys.exit(main())
+        leave(main())
     except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as TLC's
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # tools do
         sys.exit(141)
