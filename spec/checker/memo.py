@@ -520,8 +520,6 @@ def made_lists(lists):
 
 
 MADE_LIST = re.compile(r"\s*(x_\d+) = \[\]$")
-
-
 LOOP_HEADER = re.compile(r"(for|while|def|async|class)\b")
 
 
