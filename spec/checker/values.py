@@ -48,8 +48,8 @@ class ModelValue(bytes):
 class FnDict(dict):
     """A function whose domain is not 1..n (records are FnDicts on strings): a dict that
     is never changed once built. Equality is the dict's own, in C: a Python `__eq__`
-    made each level of a nested function or record a call (MCPaxosCommit's seen set
-    compared 3 levels of them per state found again). Its hash is remembered; build one
+    made each level of a nested function or record a call (PaxosCommit's seen set
+    compared up to 3 levels of them per state found again). Its hash is remembered; build one
     with `fn_dict(d)`, which also clears that memory (a slot read before any write
     raises, which costs more than the hash)."""
 
