@@ -542,7 +542,7 @@ def inline_single_memos(src):
                 lines[made_at[x]] = lines[made_at[x]].replace(f"{x} = []", "pass")
             continue
         start = made_at.get(x)
-        head = f"({x}[0] if {x} else ({x}.append("
+        head, tail = memo_code(x, "\0").split("\0")  # around the expression
         use = next((i for i in range(start + 1, len(lines)) if head in lines[i]), None) \
             if start is not None else None
         if use is None or "lambda" in lines[use] or " for " in lines[use] \
@@ -551,7 +551,6 @@ def inline_single_memos(src):
         line = lines[use]
         begin = line.index(head) + len(head)
         end = closing(line, begin - 1)
-        tail = f") or {x}[0]))"
         if end is None or not line.startswith(tail, end):
             continue
         lines[use] = f"{line[:begin - len(head)]}({line[begin:end]}){line[end + len(tail):]}"
@@ -561,10 +560,9 @@ def inline_single_memos(src):
 
 def in_loop(lines, start, use):
     """Is line `use` inside a loop (or a function) that line `start` is not inside?"""
-    depth = len(lines[use]) - len(lines[use].lstrip(" "))
-    floor = len(lines[start]) - len(lines[start].lstrip(" "))
+    depth, floor = indent_of(lines[use]), indent_of(lines[start])
     for line in reversed(lines[start + 1:use]):
-        indent = len(line) - len(line.lstrip(" "))
+        indent = indent_of(line)
         if floor < indent < depth:  # a header enclosing `use`
             depth = indent
             if LOOP_HEADER.match(line.lstrip(" ")):

@@ -49,9 +49,9 @@ class FnDict(dict):
     """A function whose domain is not 1..n (records are FnDicts on strings): a dict that
     is never changed once built. Equality is the dict's own, in C: a Python `__eq__`
     made each level of a nested function or record a call (PaxosCommit's seen set
-    compared up to 3 levels of them per state found again). Its hash is remembered; build one
-    with `fn_dict(d)`, which also clears that memory (a slot read before any write
-    raises, which costs more than the hash)."""
+    compared up to 3 levels of them per state found again). Its hash is remembered;
+    build one with `fn_dict(d)`, which also clears that memory (a slot read before any
+    write raises, which costs more than the hash)."""
 
     __slots__ = ("_h",)
 
@@ -340,9 +340,8 @@ class RecSet(LazySet):
     def contains(self, r):
         if r.__class__ is not FnDict or r.keys() != self.fields.keys():
             return False
-        d = r
         for k, s in self.fields.items():
-            v = d[k]
+            v = r[k]
             if not (v in s if s.__class__ is frozenset else member(v, s)):
                 return member(v, s)
         return True
