@@ -165,20 +165,21 @@ class Explorer:
         return None
 
     @staticmethod
-    def all_hold(inv_all, state):
-        """True when every invariant surely holds (one call); False: ask one by one."""
+    def all_hold(inv_all, *state):
+        """True when every invariant surely holds (one call: inv_all(state), or
+        Model.invariant_step's inv(parent, state)); False: ask one by one."""
         if inv_all is None:
             return True
         try:
-            return inv_all(state) is True
+            return inv_all(*state) is True
         except (TLAError,) + PY_ERRORS:
             return False
 
-    def bad_outside(self, inv_all, state):
+    def bad_outside(self, inv_all, *state):
         """The first invariant a state outside the constraints fails, or None: TLC checks
         them on such a state too (each time it is generated) and keeps it out of the
-        graph."""
-        return None if self.all_hold(inv_all, state) else self.first_bad_invariant(state)
+        graph. state: as all_hold's, the state last."""
+        return None if self.all_hold(inv_all, *state) else self.first_bad_invariant(state[-1])
 
     def first_bad_step(self, s, t, new):
         """("property", name) of the first action property step s -> t fails, or None;
@@ -282,7 +283,7 @@ class Explorer:
             add = seen.add
         append_state = states.append
         append_parent = parents.append
-        inv_all = m.invariant_all() if invs else None
+        inv_step = m.invariant_step() if invs else None  # (s, t): for t, a successor of s
         branches = getattr(next_fn, "with_branch_memos", None)
         while idx < len(states):
             if branches is not None and idx >= BRANCH_MEMOS_AFTER:
@@ -309,7 +310,7 @@ class Explorer:
                     if t in seen:
                         continue
                     if constraints and not self.in_model(None, t):
-                        bad = self.bad_outside(inv_all, t)
+                        bad = self.bad_outside(inv_step, s, t)
                         if bad:
                             return ("invariant", bad, idx, t)
                         if outside_once:  # never stored nor expanded: met again, skipped
@@ -317,9 +318,9 @@ class Explorer:
                         continue
                     t = share(t, s)
                     add(t)
-                    if inv_all is not None:
+                    if inv_step is not None:
                         try:
-                            ok = inv_all(t)
+                            ok = inv_step(s, t)
                         except (TLAError,) + PY_ERRORS:
                             ok = False
                         if ok is not True:
@@ -346,7 +347,7 @@ class Explorer:
                     bad = self.step_tests and self.first_bad_step(s, t, True)
                     if bad:
                         return (*bad, idx, t)
-                    bad = self.bad_outside(inv_all, t)
+                    bad = self.bad_outside(inv_step, s, t)
                     if bad:
                         return ("invariant", bad, idx, t)
                     continue
@@ -380,7 +381,7 @@ class Explorer:
                     out_edges.append(n if got is None else got)
                 if got is not None:
                     continue
-                for name, inv in (() if self.all_hold(inv_all, t) else invs):
+                for name, inv in (() if self.all_hold(inv_step, s, t) else invs):
                     try:
                         ok = inv(t)
                     except (TLAError,) + PY_ERRORS:

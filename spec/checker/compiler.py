@@ -42,7 +42,7 @@ from .codegen import (
 from .errors import TLAError
 from .expressions import CONJ, ExpressionCompiler
 from .frontend import UNIMPLEMENTED, canonical_op, pos
-from .memo import BlockMemo, LetMemo, inline_single_memos
+from .memo import BlockMemo, LetMemo, inline_single_memos, parent_shortcut
 from .scope import (
     ArgB,
     BuiltinB,
@@ -289,18 +289,22 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo, BlockMemo):
         return self.unit(fname, "s", body, self.unpack(), hoist=not remembered)
 
     def conjunction_function(self, node, env, what="invariants"):
-        """def f(s): return <node>, a state predicate, with each of its conjuncts that reads
-        one variable remembered as TRUE per value of it (memo.conjunct_memo): a type
-        invariant's `msgs \\in SUBSET Message` is decided once per distinct value of msgs,
-        not once per state."""
+        """def f(p, s): return <node>, a state predicate of s, a successor of a state p that
+        satisfies it: each conjunct whose variables are all p's own objects is TRUE at once
+        (memo.parent_shortcut); each that reads one variable is remembered as TRUE per value
+        of it (memo.conjunct_memo): a type invariant's `msgs \\in SUBSET Message` is decided
+        once per distinct value of msgs, not once per state."""
         fname = self.fresh("state_" + what)
+        n = len(self.var_names)
 
         def body():
             cx = Cx("state")
-            codes = [self.conjunct_memo(self.bool_code(part, part_env, cx, CONJ), cx)
+            codes = [parent_shortcut(self.conjunct_memo(self.bool_code(part, part_env, cx,
+                                                                       CONJ), cx), n)
                      for part, part_env in self.conjuncts(node, env)]
             return [f"return ({' and '.join(codes)})"]
-        return self.unit(fname, "s", body, self.unpack())
+        olds = [f"{''.join(f'q_{i}, ' for i in range(n))}= p"] if n else []
+        return self.unit(fname, "p, s", body, self.unpack() + olds)
 
     def conjuncts(self, node, env, depth=0):
         """[(node, env)]: the conjuncts of node, through parentheses, /\\ (infix or a

@@ -73,7 +73,7 @@ from collections import Counter
 from itertools import groupby
 
 from .codegen import LOCAL_NAME, local_scope
-from .rt import VAR_MEMO_MAX, by_identity
+from .rt import by_identity, state_memo
 from .scope import DefB
 
 IMPURE_CALL = re.compile(r"_rt\.(tlc_print|random|fail|\w*json)|tlcget|_tlc_level")
@@ -119,6 +119,25 @@ VAR_INDEX = re.compile(r"[cnp]_(\d+)")  # the variable of a name STATE_NAME or N
 _LITERAL = r"""('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")"""
 LITERAL_OR_VAR = re.compile(_LITERAL + r"|\b[cn]_(\d+)\b")
 LITERAL_OR_NAME = re.compile(_LITERAL + r"|\b([A-Za-z_]\w*)\b")
+
+
+def parent_shortcut(code, n):
+    """code, a conjunct of the invariants, tested on a successor s (variables c_<i>) of a
+    state p (q_<i>) that satisfies all of them: TRUE at once when each variable code reads
+    is p's very object (a step leaves most variables alone, and the explorer hands them on
+    as they were). Only for code that reads nothing but the state, and a memo list only
+    through its expression (memo_code); any other name (TLCGet's level) keeps it as it is.
+    n: how many variables; `s` itself stands for all."""
+    free, _ = local_scope(code)
+    if IMPURE_CALL.search(code) or not all(
+            name == "s" or STATE_NAME.match(name) or MEMO_NAME.fullmatch(name) for name in free):
+        return code
+    read = range(n) if "s" in free else sorted({int(VAR_INDEX.match(name).group(1))
+                                                 for name in free if STATE_NAME.match(name)})
+    if not read:
+        return code
+    same = " and ".join(f"c_{i} is q_{i}" for i in read)
+    return f"({same} or {code})"
 
 
 def as_vars(code):
@@ -286,8 +305,7 @@ class LetMemo:
             src = f"def {name}({', '.join(map(as_vars, args))}):\n{made_lists(lists)}" \
                   f"    return {as_vars(code)}\n"
             fn = self.fresh("Kvm")
-            self.ns[fn] = by_identity(self.build(src, name), len(args), VAR_MEMO_MAX,
-                                      self.ns, fn)
+            self.ns[fn] = state_memo(self.build(src, name), len(args), self.ns, fn)
             self.var_memos[shape] = fn
         return f"{fn}({', '.join(args)})"
 
@@ -360,14 +378,14 @@ class LetMemo:
 
     def identity_memo(self, code, free, tag, give_way=False, canon=None, lists=()):
         """A call of code as a function of its free names, remembered by their values'
-        identities (rt.by_identity); with give_way, at most VAR_MEMO_MAX entries and
-        dropped for the plain function when it rarely hits; canon(value, value): the
-        value remembered instead of value. `lists`: memo lists code uses, made anew."""
+        identities (rt.by_identity); with give_way, rt.state_memo's (dropped for the plain
+        function when it rarely hits); canon(value, value): the value remembered instead
+        of value. `lists`: memo lists code uses, made anew."""
         args = ", ".join(sorted(free))
         name = self.fresh(f"{tag}memo")
         fn = self.build(f"def {name}({args}):\n{made_lists(lists)}    return {code}\n", name)
         key = self.fresh(f"K{tag}")
-        self.ns[key] = by_identity(fn, len(free), VAR_MEMO_MAX, self.ns, key, canon) \
+        self.ns[key] = state_memo(fn, len(free), self.ns, key, canon) \
             if give_way else by_identity(fn, len(free))
         return f"{key}({args})"
 

@@ -9,6 +9,7 @@ Every cfg name is checked to exist; ASSUMEs are evaluated.
 import operator
 import re
 import sys
+from functools import partial
 
 from tla import _ast as tla_ast
 
@@ -422,20 +423,29 @@ class Model:
         return group_closure(maps)
 
     def invariant_all(self):
-        """One compiled function testing every invariant (first failure found separately)."""
+        """f(s): every invariant on s (one compiled call; the first failure is found
+        separately): invariant_step's, with a parent none of whose objects s holds."""
         if getattr(self, "_invariant_all", None) is None:
-            self._invariant_all = self.compile_invariant_all()
+            self._invariant_all = partial(self.invariant_step(),
+                                          tuple(object() for _ in self.var_names))
         return self._invariant_all
 
-    def compile_invariant_all(self):
-        names = list(dict.fromkeys(self.cfg.invariants))
-        combined = self.compiler.conjunction_function(
-            conjunction([ref_node(n) for n in names]), self.env) if names else None
-        extra = [fn for name, fn in self.invariants[len(self.cfg.invariants):]]
-        if not extra:
-            return combined
-        parts = ([combined] if combined else []) + extra
-        return lambda s: all(f(s) is True for f in parts)
+    def invariant_step(self):
+        """f(p, s): every invariant on s, a successor of a state p that satisfies them: a
+        conjunct whose variables are all p's own objects holds at once
+        (Compiler.conjunction_function)."""
+        if getattr(self, "_invariant_step", None) is None:
+            names = list(dict.fromkeys(self.cfg.invariants))
+            combined = self.compiler.conjunction_function(
+                conjunction([ref_node(n) for n in names]), self.env) if names else None
+            extra = [fn for name, fn in self.invariants[len(self.cfg.invariants):]]
+            if extra:
+                first = combined or (lambda p, s: True)
+                self._invariant_step = lambda p, s: first(p, s) is True and all(
+                    f(s) is True for f in extra)
+            else:
+                self._invariant_step = combined
+        return self._invariant_step
 
     # --- helpers for other modules ------------------------------------------
     def where(self, name):

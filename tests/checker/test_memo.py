@@ -304,30 +304,33 @@ def test_by_identity_never_answers_for_an_equal_value():
 
 
 def test_a_memo_of_state_values_that_rarely_hits_is_dropped():
-    """rt.by_identity as memo.var_memo's store, called through ns["f"]: new
-    objects at every call leave it after VAR_MEMO_MAX of them; each object called three
-    times keeps it; either way the answers are fn's, by object."""
+    """rt.state_memo (memo.var_memo's store), called through ns["f"]: new objects at
+    every call leave it at its first check, VAR_MEMO_CHECK entries; each object called
+    three times keeps it, and it still answers for the first object after four times that
+    many others (it holds up to VAR_MEMO_MAX); either way the answers are fn's, by object."""
     from spec.checker import rt
     calls = []
 
     def fn(*args):
         calls.append(args)
         return sum(a[0] for a in args)
+    assert 4 * rt.VAR_MEMO_CHECK < rt.VAR_MEMO_MAX
     for n in (1, 2):
         ns = {}
-        ns["f"] = rt.by_identity(fn, n, rt.VAR_MEMO_MAX, ns, "f")
-        for i in range(rt.VAR_MEMO_MAX + 1):
+        ns["f"] = rt.state_memo(fn, n, ns, "f")
+        for i in range(rt.VAR_MEMO_CHECK + 1):
             assert ns["f"](*[(i,)] * n) == i * n
         assert ns["f"] is fn, n
-        ns["f"] = memo_f = rt.by_identity(fn, n, rt.VAR_MEMO_MAX, ns, "f")
+        ns["f"] = memo_f = rt.state_memo(fn, n, ns, "f")
         del calls[:]
-        for i in range(2 * rt.VAR_MEMO_MAX):
-            each = (i,)
+        objects = [(i,) for i in range(4 * rt.VAR_MEMO_CHECK)]
+        for each in objects:
             for _ in range(3):
-                assert ns["f"](*[each] * n) == i * n
-        assert ns["f"] is memo_f and len(calls) == 2 * rt.VAR_MEMO_MAX, n
+                assert ns["f"](*[each] * n) == each[0] * n
+        assert ns["f"] is memo_f and len(calls) == len(objects), n
+        assert memo_f(*[objects[0]] * n) == 0 and len(calls) == len(objects), n
         assert memo_f(*[(True,)] * n) == n and memo_f(*[(1,)] * n) == n
-        assert len(calls) == 2 * rt.VAR_MEMO_MAX + 2
+        assert len(calls) == len(objects) + 2
 
 
 OLD_BINDER = re.compile(r"\bfor \(?([\w, ]+?)\)? in\b|\blambda ([\w, ]*):")
@@ -545,6 +548,31 @@ def test_a_conjunct_of_two_variables_is_not_remembered_by_one(tmp_path):
     assert sum(src.count("Kok_") for src in model.compiler.sources.values()) >= 2
     r = check(spec, cfg)
     assert (r.result, r.violated, len(r.trace)) == ("invariant", "Inv", 6)
+
+
+def test_a_conjunct_holds_at_once_only_when_all_it_reads_is_the_parents(tmp_path):
+    """memo.parent_shortcut: tested on a successor of a state that satisfied them, a
+    conjunct whose variables are all the parent's objects holds at once (Y, after each
+    step). Sum reads x and y: with y's object kept alone it would pass (3, 0). Level
+    reads the level as well as y, and the level moves at each step though y does not."""
+    body = """
+    VARIABLES x, y
+    Init == x = 0 /\\ y = 0
+    Next == x < 5 /\\ x' = x + 1 /\\ y' = y
+    Y == y = 0
+    Sum == x + y < 3
+    Level == y = 0 => TLCGet("level") < 4
+    """
+    spec, cfg = write_spec(tmp_path, body, NO_DEADLOCK + "INVARIANT Y Sum\n")
+    model = load(spec, cfg)
+    model.invariant_all()
+    source = "".join(model.compiler.sources.values())
+    assert "(c_1 is q_1 or " in source and "(c_0 is q_0 and c_1 is q_1 or " in source
+    r = check(spec, cfg)
+    assert (r.result, r.violated, len(r.trace or ())) == ("invariant", "Sum", 4)
+    spec, cfg = write_spec(tmp_path, body, NO_DEADLOCK + "INVARIANT Y Level\n")
+    r = check(spec, cfg)
+    assert (r.result, r.violated, len(r.trace or ())) == ("invariant", "Level", 5)
 
 
 def test_a_bound_name_is_in_the_set_it_ranges_over(tmp_path):
