@@ -117,6 +117,7 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo, BlockMemo):
         # one stored object per distinct value of each variable, by name (bfs.sharer,
         # memo.next_memo); var_names is the model's list, filled as variables are declared
         self.value_pools = {}
+        self.memo_room = [rt.STATE_MEMO_ROOM]  # shared by its memos of state values
         self.own_var_names = var_names
         self.var_memos = {}  # canonical code -> name of its memo (memo.var_memo)
         self.conjunct_memos = {}  # canonical code -> its function and dict (conjunct_memo)

@@ -305,7 +305,8 @@ class LetMemo:
             src = f"def {name}({', '.join(map(as_vars, args))}):\n{made_lists(lists)}" \
                   f"    return {as_vars(code)}\n"
             fn = self.fresh("Kvm")
-            self.ns[fn] = state_memo(self.build(src, name), len(args), self.ns, fn)
+            self.ns[fn] = state_memo(self.build(src, name), len(args), self.ns, fn,
+                                      room=self.memo_room)
             self.var_memos[shape] = fn
         return f"{fn}({', '.join(args)})"
 
@@ -385,7 +386,7 @@ class LetMemo:
         name = self.fresh(f"{tag}memo")
         fn = self.build(f"def {name}({args}):\n{made_lists(lists)}    return {code}\n", name)
         key = self.fresh(f"K{tag}")
-        self.ns[key] = state_memo(fn, len(free), self.ns, key, canon) \
+        self.ns[key] = state_memo(fn, len(free), self.ns, key, canon, self.memo_room) \
             if give_way else by_identity(fn, len(free))
         return f"{key}({args})"
 

@@ -411,13 +411,16 @@ IDENTITY_MAX = 20000
 # a memo of state values (memo.var_memo, identity_memo with give_way) is asked whether it
 # pays at VAR_MEMO_CHECK entries and at each doubling, and holds up to VAR_MEMO_MAX: emptied
 # at 4,096, MCLamportMutex's next-state memos missed for networks met a level before
-# (22 -> 19 s, +230 MB at most)
+# (22 -> 19 s, +230 MB). Beyond their first check, all of them together hold at most
+# STATE_MEMO_ROOM entries (a few hundred bytes each): a spec with a thousand memos that
+# pay does not run out of memory for them
 VAR_MEMO_CHECK = 4096
 VAR_MEMO_MAX = 1 << 16
+STATE_MEMO_ROOM = 1 << 22
 
 
 def by_identity(fn, n, size=IDENTITY_MAX, ns=None, name=None, canon=None, hits_per_entry=0.5,
-                first_check=None, gone=None, weight=None):
+                first_check=None, gone=None, weight=None, room=None):
     """fn (of n arguments), remembered by the identities of its arguments: an entry holds
     the argument objects themselves, so an id is never reused while it lives, and answers
     only for those very objects, never for equal ones (TRUE and 1 are equal to Python).
@@ -428,27 +431,42 @@ def by_identity(fn, n, size=IDENTITY_MAX, ns=None, name=None, canon=None, hits_p
     first_check entries and again at each doubling, with hits_per_entry hits wanted for
     each entry (a memo that costs more than it saves when it misses); gone: what `name`
     is rebound to then, if not fn. weight(value): what a hit saves, in units of a
-    look-up (1 without weight); hits are counted at the mean weight of the values stored."""
+    look-up (1 without weight); hits are counted at the mean weight of the values stored.
+    room: a one-element list shared by several memos, the entries they may still take
+    beyond their first check; one that finds too little left is emptied instead of
+    growing, and one that gives way hands its share back."""
     seen = {}
     hits = 0
     tally = [0]  # the hits of `many`, counted where a nonlocal cannot be
     check = first_check or size
     mass = 0  # the weights of the values stored since the last emptying
+    held = 0  # taken from room
 
     def store(key, args, value):
-        nonlocal hits, check, mass
+        nonlocal hits, check, mass, held
         if canon is not None:
             value = canon(value, value)
         if len(seen) >= check:
             saved = (hits + tally[0]) * (mass / len(seen) if weight is not None else 1)
+            grow = min(2 * check, size) - check
             if ns is not None and saved < hits_per_entry * len(seen):
                 ns[name] = gone if gone is not None else fn
-            if len(seen) >= size:
+                grow = 0  # no longer called: what it holds goes with it
+            elif room is not None and grow:
+                if room[0] < grow:
+                    grow = 0
+                else:
+                    room[0] -= grow
+                    held += grow
+            if grow:
+                check += grow
+            else:
                 seen.clear()
                 hits = tally[0] = mass = 0
                 check = first_check or size
-            else:
-                check = min(2 * check, size)
+                if room is not None:
+                    room[0] += held
+                    held = 0
         if weight is not None:
             mass += weight(value)
         seen[key] = (args, value)
@@ -496,12 +514,14 @@ def by_identity(fn, n, size=IDENTITY_MAX, ns=None, name=None, canon=None, hits_p
     return scope["many"]
 
 
-
-def state_memo(fn, n, ns, name, canon=None):
+def state_memo(fn, n, ns, name, canon=None, room=None):
     """by_identity for a memo of state values called through ns[name]: it gives way when
     it hits fewer times than half its entries at VAR_MEMO_CHECK entries or a doubling of
-    them, and is emptied at VAR_MEMO_MAX."""
-    return by_identity(fn, n, VAR_MEMO_MAX, ns, name, canon, first_check=VAR_MEMO_CHECK)
+    them, and is emptied at VAR_MEMO_MAX, or sooner when the memos sharing room (a
+    model's: memo.LetMemo) have taken STATE_MEMO_ROOM entries beyond their first check."""
+    return by_identity(fn, n, VAR_MEMO_MAX, ns, name, canon, first_check=VAR_MEMO_CHECK,
+                       room=room)
+
 
 def except_many(f, prefix, lasts):
     """[f EXCEPT !p!l1 = u1(@), !p!l2 = u2(@), ...] for clauses sharing the key path p

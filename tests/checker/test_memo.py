@@ -333,6 +333,60 @@ def test_a_memo_of_state_values_that_rarely_hits_is_dropped():
         assert len(calls) == len(objects) + 2
 
 
+def test_memos_of_state_values_share_their_room():
+    """rt.state_memo with room (a model's memo_room): beyond its first check a memo takes
+    what it grows by from the room it shares with others; one that finds too little left
+    is emptied instead (it forgets), and an emptied memo hands its share back."""
+    from spec.checker import rt
+    check = rt.VAR_MEMO_CHECK
+    calls = []
+
+    def fn(a):
+        calls.append(a)
+        return a[0]
+    room, ns = [check], {}
+    ns["a"] = a = rt.state_memo(fn, 1, ns, "a", room=room)
+    ns["b"] = b = rt.state_memo(fn, 1, ns, "b", room=room)
+    mine = [(i,) for i in range(check + 1)]
+    for each in mine:
+        assert a(each) == a(each) == each[0]
+    assert room == [0]  # a grew by check entries
+    theirs = [(i,) for i in range(check + 1)]
+    for each in theirs:
+        assert b(each) == b(each) == each[0]
+    del calls[:]
+    assert a(mine[0]) == 0 and calls == []  # a remembers
+    assert b(theirs[0]) == 0 and calls == [theirs[0]]  # b was emptied at its first check
+    for i in range(check):  # a fills up again, finds no room to grow: emptied, room back
+        a((i,))
+    assert room == [check] and ns["a"] is a and ns["b"] is b
+    del calls[:]
+    assert a(mine[0]) == 0 and calls == [mine[0]]
+
+
+def test_a_models_memos_of_state_values_take_from_its_room(tmp_path, monkeypatch):
+    """Compiler.memo_room is the room a model's memos of state values share: x's next
+    value (memo.next_memo) and the test on x alone (memo.var_memo) are remembered by x's
+    object, met twice (y = 0, 1) for each of 30 values, so each memo pays and grows beyond
+    its first check (4 here) to hold all 31, taking 4, 8, then 16 entries from the room."""
+    from spec.checker import rt
+    monkeypatch.setattr(rt, "VAR_MEMO_CHECK", 4)
+    body = """
+    VARIABLES x, y
+    Init == x = <<0>> /\\ y = 0
+    Next == \\/ x[1] < 30 /\\ (\\A i \\in 1..x[1] : i > 0)
+               /\\ x' = [x EXCEPT ![1] = @ + 1] /\\ UNCHANGED y
+            \\/ y = 0 /\\ y' = 1 /\\ UNCHANGED x
+    """
+    spec, cfg = write_spec(tmp_path, body, NO_DEADLOCK)
+    model = load(spec, cfg)
+    explorer = Explorer(model)
+    assert explorer.run()[0] == "ok" and len(explorer.states) == 62
+    sources = "".join(model.compiler.sources.values())
+    assert "Kvm_" in sources and "Knm_" in sources
+    assert model.compiler.memo_room[0] == rt.STATE_MEMO_ROOM - 2 * (4 + 8 + 16)
+
+
 OLD_BINDER = re.compile(r"\bfor \(?([\w, ]+?)\)? in\b|\blambda ([\w, ]*):")
 SCOPE_CODES = [
     "[b_x_1 for b_x_1 in c_0]", "all(b_y_2 for (b_y_2, b_z_3) in c_1.items())",
