@@ -175,11 +175,12 @@ class Explorer:
         except (TLAError,) + PY_ERRORS:
             return False
 
-    def bad_outside(self, inv_all, *state):
+    def bad_outside(self, inv_step, parent, state):
         """The first invariant a state outside the constraints fails, or None: TLC checks
         them on such a state too (each time it is generated) and keeps it out of the
-        graph. state: as all_hold's, the state last."""
-        return None if self.all_hold(inv_all, *state) else self.first_bad_invariant(state[-1])
+        graph. inv_step: Model.invariant_step's."""
+        return None if self.all_hold(inv_step, parent, state) \
+            else self.first_bad_invariant(state)
 
     def first_bad_step(self, s, t, new):
         """("property", name) of the first action property step s -> t fails, or None;

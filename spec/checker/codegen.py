@@ -128,13 +128,20 @@ INLINE_SEQ = {
 }
 
 
+def field_code(f, key):
+    """f[key] for f a plain name and key a string or constant that is no number: read from
+    f's dict when f is a function stored as one (a record field), else _ap's way
+    (expressions.FIELD_CODE recognises this spelling)."""
+    return f"({f}[{key}] if {f}.__class__ is _FnDict and {key} in {f} else _ap({f}, {key}))"
+
+
 def apply_code(f, key):
     """f[key], with the common tuple case inlined when both are plain names."""
     if f.isidentifier() and key.isdigit() and int(key) > 0:
         return f"({f}[{int(key) - 1}] if {f}.__class__ is tuple and len({f}) >= {key} " \
                f"else _ap({f}, {key}))"
     if f.isidentifier() and key.startswith("'") and SIMPLE_CODE.match(key):  # a record field
-        return f"({f}[{key}] if {f}.__class__ is _FnDict and {key} in {f} else _ap({f}, {key}))"
+        return field_code(f, key)
     if f.isidentifier() and SIMPLE_CODE.match(key) and not key.startswith("'"):
         # a key of unknown kind: f a tuple (a sequence), else a dict (model values...)
         return f"({f}[{key} - 1] if {f}.__class__ is tuple and 0 < {key} <= len({f}) " \

@@ -34,6 +34,7 @@ from .codegen import (
     apply_code,
     at_put_code,
     enum_fast,
+    field_code,
     indent,
     name_of,
     node_name,
@@ -272,8 +273,7 @@ class Compiler(ActionCompiler, ExpressionCompiler, LetMemo, BlockMemo):
                 slot = (int(f[2:]), ConstKey(key))
                 return found.setdefault(slot, f"p_{slot[0]}_{len(found)}_k")
             if f.isidentifier():
-                return f"({f}[{key}] if {f}.__class__ is _FnDict and {key} in {f} " \
-                       f"else _ap({f}, {key}))"
+                return field_code(f, key)
         return apply_code(f, key)
 
     # --- units ------------------------------------------------------------

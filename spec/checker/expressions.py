@@ -937,7 +937,8 @@ def reference_text(node):
     return "!".join(i if isinstance(i, str) else i.operator or "(...)" for i in node.items)
 
 
-# a record field or a sequence's element of a plain name, as codegen.apply_code spells it
+# a record field or a sequence's element of a plain name, as codegen.field_code and
+# apply_code spell them
 FIELD_CODE = re.compile(r"\((\w+)\[('[^'\\]*'|K\w+)\] if \1\.__class__ is _FnDict and \2 in \1 "
                         r"else _ap\(\1, \2\)\)$")
 ITEM_CODE = re.compile(r"\((\w+)\[(\d+)\] if \1\.__class__ is tuple and len\(\1\) >= (\d+) "

@@ -550,7 +550,8 @@ def inline_single_memos(src):
     block may hold nothing else), as does that of a list no line reads: a LET's whose
     every use went into a next-state memo's function (next_memo), made there."""
     counts = Counter(MEMO_NAME.findall(src))
-    single = [x for x, n in counts.items() if n in (1, 5)]  # 5: made, then read once
+    once = 1 + memo_code("x_0", "").count("x_0")  # made, then read at one place
+    single = [x for x, n in counts.items() if n in (1, once)]
     if not single:
         return src
     lines = src.split("\n")

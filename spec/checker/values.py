@@ -83,6 +83,11 @@ def fn_dict(d):
     return f
 
 
+def record(**fields):
+    """The record [field |-> value, ...]."""
+    return fn_dict(fields)
+
+
 def make_fn(d):
     """Normalise a dict into a function value (tuple when the domain is 1..n)."""
     n = len(d)

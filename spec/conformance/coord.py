@@ -26,7 +26,7 @@ from typing import Any
 
 import kernel
 from kernel import Effect, State
-from spec.checker.values import FnDict, fn_dict, make_fn
+from spec.checker.values import FnDict, make_fn, record
 from spec.conformance import specgraph
 from spec.conformance.bisim import BisimResult, Divergence, changes
 
@@ -267,10 +267,6 @@ def moves(p: Params, w: World) -> list[tuple[str, World]]:
     return list(kernel_moves(p, w)) + list(env_moves(p, w))
 
 # ---------------------------------------------------------------- the abstraction
-
-
-def record(**fields: Any) -> FnDict:
-    return fn_dict(fields)
 
 
 def why(reason: str | None) -> str:

@@ -13,13 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from kernel import Effect
-from spec.checker.values import FnDict, fn_dict, make_fn
+from spec.checker.values import FnDict, make_fn, record
 from spec.conformance.harness import Params, World
-
-
-def record(**fields: Any) -> FnDict:
-    return fn_dict(fields)
-
 
 NO_REC = record(st="NONE", pay=0, att=0, first=-1, claim=0, ex="false")
 NO_ANS = record(found=False, asked=-1)

@@ -54,13 +54,8 @@ from kernel import (
     Send,
     Timing,
 )
-from spec.checker.values import FnDict, fn_dict
+from spec.checker.values import FnDict, record
 from spec.conformance import specgraph
-
-
-def record(**fields: Any) -> FnDict:
-    return fn_dict(fields)
-
 
 NO_REC = record(st="NONE", pay=0, att=0, first=-1, claim=0, ex="false")  # as Kernel.tla's
 NO_ANS = record(found=False, asked=-1)

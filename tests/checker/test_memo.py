@@ -776,9 +776,7 @@ def test_a_memo_read_once_outside_loops_is_inlined():
     expression holds brackets inside strings, which must not end it early. A list no
     line reads is not made."""
     from spec.checker.memo import inline_single_memos
-
-    def memo(x, code):
-        return f"({x}[0] if {x} else ({x}.append({code}) or {x}[0]))"
+    from spec.checker.memo import memo_code as memo
     once = memo("x_1", "f(')', [1])")
     src = "\n".join([
         "def g(s):",
